@@ -56,8 +56,8 @@ public record AllowList(List<AllowEntry> entries) {
   }
 
   /**
-   * Whether every (host, port) the entry allows is allowed by this list. An entry without a port
-   * is also covered by two entries of this list, one for port 80 and one for 443.
+   * Whether every (host, port) the entry allows is allowed by this list. An entry without a port is
+   * also covered by two entries of this list, one for port 80 and one for 443.
    */
   public boolean covers(AllowEntry entry) {
     for (AllowEntry mine : entries) {

@@ -6,14 +6,14 @@ import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
- * Canonical host names: lower case, ASCII (punycode), no trailing dot, letters-digits-hyphen
- * labels of at most 63 characters, at most 253 characters in all.
+ * Canonical host names: lower case, ASCII (punycode), no trailing dot, letters-digits-hyphen labels
+ * of at most 63 characters, at most 253 characters in all.
  *
  * <p>The same canonical form is used for matching against the allow-list and for resolving, so a
  * name cannot be spelled one way to pass the check and another way to be dialled. Anything that is
- * an IP address in any spelling accepted by common resolvers ({@code 127.1}, {@code 0x7f.1},
- * {@code 2130706433}, {@code 0177.0.0.1}, {@code [::1]}) is refused as {@link Problem#IP_LITERAL}:
- * the WHATWG URL standard and {@code inet_aton} treat a name whose last label is numeric as an IPv4
+ * an IP address in any spelling accepted by common resolvers ({@code 127.1}, {@code 0x7f.1}, {@code
+ * 2130706433}, {@code 0177.0.0.1}, {@code [::1]}) is refused as {@link Problem#IP_LITERAL}: the
+ * WHATWG URL standard and {@code inet_aton} treat a name whose last label is numeric as an IPv4
  * address, so such names are never host names here.
  *
  * <p>Stateless and thread-safe.
@@ -32,8 +32,8 @@ public final class HostName {
   private HostName() {}
 
   /**
-   * Canonicalizes a host name written by an administrator (an allow-list entry). Non-ASCII input
-   * is refused with the punycode form to write instead, so that what is stored is exactly what is
+   * Canonicalizes a host name written by an administrator (an allow-list entry). Non-ASCII input is
+   * refused with the punycode form to write instead, so that what is stored is exactly what is
    * matched.
    *
    * @throws InvalidHostException when the input is not a host name
@@ -120,10 +120,7 @@ public final class HostName {
         throw invalid("a label is longer than " + MAX_LABEL_LENGTH + " characters");
       }
       if (!LABEL.matcher(label).matches()) {
-        throw invalid(
-            "label "
-                + echo(label)
-                + " may hold only letters, digits and inner hyphens");
+        throw invalid("label " + echo(label) + " may hold only letters, digits and inner hyphens");
       }
     }
     return name;

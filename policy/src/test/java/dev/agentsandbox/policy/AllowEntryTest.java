@@ -51,7 +51,10 @@ class AllowEntryTest {
         Arguments.of("leading dot", ".vendor.com", Problem.INVALID, "empty label"),
         Arguments.of("64-character label", "a".repeat(64) + ".com", Problem.INVALID, "63"),
         Arguments.of(
-            "254-character name", ("a".repeat(49) + ".").repeat(5) + "abcd", Problem.INVALID, "253"),
+            "254-character name",
+            ("a".repeat(49) + ".").repeat(5) + "abcd",
+            Problem.INVALID,
+            "253"),
         Arguments.of("underscore", "my_host.example.com", Problem.INVALID, "letters, digits"),
         Arguments.of("leading hyphen", "-api.vendor.com", Problem.INVALID, "inner hyphens"),
         Arguments.of("port zero", "api.vendor.com:0", Problem.INVALID, "1 to 65535"),
@@ -94,7 +97,8 @@ class AllowEntryTest {
         Arguments.of("named port only", "db.example.com:5432", "db.example.com", 5432, true),
         Arguments.of("named port drops 443", "db.example.com:5432", "db.example.com", 443, false),
         Arguments.of("wildcard named port", "*.example.com:8443", "x.example.com", 8443, true),
-        Arguments.of("wildcard named port drops 80", "*.example.com:8443", "x.example.com", 80, false));
+        Arguments.of(
+            "wildcard named port drops 80", "*.example.com:8443", "x.example.com", 80, false));
   }
 
   @ParameterizedTest(name = "{0}: {1} vs {2}:{3}")

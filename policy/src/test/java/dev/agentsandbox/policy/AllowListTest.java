@@ -31,7 +31,8 @@ class AllowListTest {
 
   @Test
   void coversByOneEntryOrByThePairOfDefaultPorts() {
-    AllowList list = AllowList.parse(List.of("*.vendor.com", "x.example.com:80", "x.example.com:443"));
+    AllowList list =
+        AllowList.parse(List.of("*.vendor.com", "x.example.com:80", "x.example.com:443"));
     assertThat(list.covers(AllowEntry.parse("api.vendor.com"))).isTrue();
     assertThat(list.covers(AllowEntry.parse("vendor.com"))).isFalse();
     assertThat(list.covers(AllowEntry.parse("x.example.com"))).isTrue();
@@ -40,8 +41,10 @@ class AllowListTest {
 
   @Test
   void intersectionNeverWidensEitherSide() {
-    AllowList sandbox = AllowList.parse(List.of("*.vendor.com", "db.example.com:5432", "a.example.org"));
-    AllowList instance = AllowList.parse(List.of("api.vendor.com", "*.example.com", "*.example.org"));
+    AllowList sandbox =
+        AllowList.parse(List.of("*.vendor.com", "db.example.com:5432", "a.example.org"));
+    AllowList instance =
+        AllowList.parse(List.of("api.vendor.com", "*.example.com", "*.example.org"));
     AllowList effective = sandbox.intersect(instance);
     // The instance's *.example.com allows 80 and 443 only, so db.example.com:5432 drops out.
     assertThat(effective.asStrings()).containsExactly("api.vendor.com", "a.example.org");
