@@ -17,7 +17,8 @@ import org.sqlite.SQLiteConfig;
  * the audit chain's serialization inside this process obvious. Other processes on the same file
  * (the CLI's {@code token create} while the server runs) are serialized by SQLite itself: every
  * write transaction begins IMMEDIATE, taking the file's write lock before reading the chain head,
- * and waits up to the busy timeout for it.
+ * and waits up to the busy timeout for it. Reads run in autocommit mode, each statement on a
+ * consistent WAL snapshot.
  */
 public final class SqliteDatabase implements Database {
 
@@ -47,7 +48,6 @@ public final class SqliteDatabase implements Database {
     // records is acted on (DESIGN invariant 10), so each commit pays for one fsync of the WAL.
     config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
     config.setBusyTimeout(BUSY_TIMEOUT_MILLIS);
-    config.setTransactionMode(SQLiteConfig.TransactionMode.IMMEDIATE);
     config.enforceForeignKeys(true);
     return config;
   }
@@ -60,17 +60,19 @@ public final class SqliteDatabase implements Database {
   @Override
   public <T> T inTransaction(String action, SqlWork<T> work) {
     lock.lock();
-    try {
-      connection.setAutoCommit(false);
+    try (Statement control = connection.createStatement()) {
+      // Explicit statements rather than setAutoCommit(false): sqlite-jdbc opens the next
+      // transaction right after commit(), which can wait on another process's write lock and then
+      // fail although our commit succeeded. IMMEDIATE takes the write lock up front, so the chain
+      // head read below cannot be overtaken by another process before our insert.
+      control.execute("BEGIN IMMEDIATE");
       try {
         T result = work.run(connection);
-        connection.commit();
+        control.execute("COMMIT");
         return result;
       } catch (SQLException | RuntimeException e) {
-        rollbackQuietly(e);
+        rollbackQuietly(control, e);
         throw e;
-      } finally {
-        connection.setAutoCommit(true);
       }
     } catch (SQLException e) {
       throw failure(action, e);
@@ -117,10 +119,11 @@ public final class SqliteDatabase implements Database {
     }
   }
 
-  private void rollbackQuietly(Exception cause) {
+  private static void rollbackQuietly(Statement control, Exception cause) {
     try {
-      connection.rollback();
+      control.execute("ROLLBACK");
     } catch (SQLException e) {
+      // SQLite may already have rolled back (e.g. on SQLITE_FULL); keep the first failure.
       cause.addSuppressed(e);
     }
   }
