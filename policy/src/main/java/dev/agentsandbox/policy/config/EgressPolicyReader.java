@@ -20,7 +20,7 @@ final class EgressPolicyReader {
     if (doc == null) {
       throw reader.failure();
     }
-    reader.onlyKeys("", doc, TOP, Set.of());
+    reader.onlyKeys("", doc, TOP, Set.of("updated_at", "updated_by"));
     TreeMap<String, ScopeRule> scopes = new TreeMap<>();
     Object scopesValue = doc.get("scopes");
     if (scopesValue != null) {

@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
 final class SandboxConfigReader {
   private static final Set<String> TOP =
       orderedSet("enabled", "backend", "require_runtime_class", "agents");
+  private static final Set<String> TOP_READ_ONLY = Set.of("updated_at", "updated_by");
   private static final Set<String> AGENT =
       orderedSet("allow", "image", "scope", "ttl_seconds", "resources");
   private static final Set<String> AGENT_READ_ONLY = Set.of("effective_allow");
@@ -40,7 +41,7 @@ final class SandboxConfigReader {
     if (doc == null) {
       throw reader.failure();
     }
-    reader.onlyKeys("", doc, TOP, Set.of());
+    reader.onlyKeys("", doc, TOP, TOP_READ_ONLY);
     boolean enabled = reader.bool("enabled", doc.get("enabled"), false);
     Backend backend = backend(reader, doc.get("backend"));
     boolean requireRuntimeClass =
