@@ -7,8 +7,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
 cd "$root"
-# shellcheck source=lib/find-jdk.sh
-. "$root/scripts/lib/find-jdk.sh"
+# shellcheck source=lib/jdk.sh
+. "$root/scripts/lib/jdk.sh"
 
 if [ -x scripts/install-host.sh ]; then
   scripts/install-host.sh
@@ -16,8 +16,7 @@ else
   echo "serve.sh: scripts/install-host.sh is not there: host set-up for sandboxes skipped" >&2
 fi
 
-JAVA_HOME="$(agent_sandbox_find_jdk)"
-export JAVA_HOME
+asb_find_jdk jdk
 echo "serve.sh: building with $JAVA_HOME" >&2
 ./mvnw -B -q -DskipTests -pl cli -am package
 
