@@ -1,0 +1,32 @@
+package dev.agentsandbox.backend;
+
+import java.util.Objects;
+import java.util.OptionalInt;
+
+/**
+ * How a sandbox's workload ended.
+ *
+ * @param end why it ended
+ * @param exitStatus the workload's exit status, when it exited by itself or was killed and the
+ *     backend could read one
+ * @param detail a short description for operators (never the workload's output)
+ */
+public record Completion(End end, OptionalInt exitStatus, String detail) {
+  /** Why a run ended. */
+  public enum End {
+    /** The workload exited by itself. */
+    EXIT,
+    /** The deadline passed and the workload was killed. */
+    DEADLINE,
+    /** An operator asked for the run to be killed. */
+    KILLED,
+    /** The backend failed (the workload's fate is unknown or it could not start). */
+    ERROR
+  }
+
+  public Completion {
+    Objects.requireNonNull(end, "end");
+    Objects.requireNonNull(exitStatus, "exitStatus");
+    Objects.requireNonNull(detail, "detail");
+  }
+}

@@ -1,0 +1,35 @@
+package dev.agentsandbox.backend;
+
+import dev.agentsandbox.policy.AllowList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What a run's egress proxy is given: the agent's sandbox allow-list, the instance egress policy of
+ * the agent's scope (empty when unrestricted), the operator's internal destinations and static name
+ * mappings. The proxy applies both lists, so a sandbox list can only narrow the instance policy.
+ *
+ * @param allow the agent's sandbox allow-list
+ * @param instanceAllow the instance egress policy for the agent's scope; empty means unrestricted
+ * @param internalCidrs operator-declared internal destinations that allowed names may resolve to
+ * @param hosts static name-to-address mappings the proxy uses instead of DNS for those names
+ */
+public record EgressPolicy(
+    AllowList allow,
+    Optional<AllowList> instanceAllow,
+    List<String> internalCidrs,
+    Map<String, List<String>> hosts) {
+  public EgressPolicy {
+    Objects.requireNonNull(allow, "allow");
+    Objects.requireNonNull(instanceAllow, "instanceAllow");
+    internalCidrs = List.copyOf(internalCidrs);
+    hosts = Map.copyOf(hosts);
+  }
+
+  /** The allow-list that will really apply: the sandbox list narrowed by the instance policy. */
+  public AllowList effective() {
+    return instanceAllow.map(allow::intersect).orElse(allow);
+  }
+}

@@ -1,0 +1,18 @@
+package dev.agentsandbox.backend;
+
+/**
+ * How strong a sandbox's isolation boundary is, weakest first, so that {@link Enum#compareTo}
+ * orders strength.
+ *
+ * <p>A microVM gives the workload its own kernel; gVisor interposes a user-space kernel between the
+ * workload and the host's; a plain container shares the host kernel behind namespaces and seccomp,
+ * which is not a security boundary against hostile code.
+ */
+public enum Isolation {
+  /** runc or the node's default runtime: namespaces, cgroups and seccomp on the host kernel. */
+  CONTAINER,
+  /** gVisor (runsc): a user-space kernel intercepts the workload's system calls. */
+  GVISOR,
+  /** A Firecracker microVM with its own guest kernel. */
+  MICROVM
+}

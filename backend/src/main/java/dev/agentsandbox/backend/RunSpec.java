@@ -1,0 +1,70 @@
+package dev.agentsandbox.backend;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * Everything a backend needs to create one run's sandbox. Built by the run service after the
+ * configuration, the governance checks and the environment screening have passed; backends trust it
+ * and add nothing to it (in particular no credential of the platform's own).
+ *
+ * @param runId the run's id: lower-case letters and digits, at most 32 characters, so it fits in
+ *     resource names and label values of every backend
+ * @param agent the agent's name
+ * @param image the workload's container image
+ * @param command the command to run, as an argument vector
+ * @param env environment variables for the workload, already screened against keys that would undo
+ *     the fence
+ * @param egress the policy the run's proxy enforces
+ * @param resources caps for the workload
+ * @param ttl the run's deadline, counted from launch
+ * @param expiresAt the time after which the reaper deletes whatever the run left behind
+ * @param requireGvisor refuse to launch unless the workload runs under gVisor or stronger
+ */
+public record RunSpec(
+    String runId,
+    String agent,
+    String image,
+    List<String> command,
+    Map<String, String> env,
+    EgressPolicy egress,
+    Resources resources,
+    Duration ttl,
+    Instant expiresAt,
+    boolean requireGvisor) {
+  private static final Pattern RUN_ID = Pattern.compile("[a-z0-9]{1,32}");
+  private static final Pattern AGENT = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
+
+  public RunSpec {
+    Objects.requireNonNull(runId, "runId");
+    if (!RUN_ID.matcher(runId).matches()) {
+      throw new IllegalArgumentException("run id must be 1-32 lower-case letters or digits");
+    }
+    Objects.requireNonNull(agent, "agent");
+    if (!AGENT.matcher(agent).matches()) {
+      throw new IllegalArgumentException("agent name must be a DNS label");
+    }
+    Objects.requireNonNull(image, "image");
+    command = List.copyOf(command);
+    if (command.isEmpty()) {
+      throw new IllegalArgumentException("command is empty");
+    }
+    env = Map.copyOf(env);
+    Objects.requireNonNull(egress, "egress");
+    Objects.requireNonNull(resources, "resources");
+    Objects.requireNonNull(ttl, "ttl");
+    if (ttl.isNegative() || ttl.isZero()) {
+      throw new IllegalArgumentException("ttl must be positive");
+    }
+    Objects.requireNonNull(expiresAt, "expiresAt");
+  }
+
+  /** The labels every resource of this run carries; the reaper works from these alone. */
+  public Map<String, String> labels() {
+    return Labels.forRun(runId, agent, expiresAt);
+  }
+}

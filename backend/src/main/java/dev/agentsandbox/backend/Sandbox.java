@@ -1,0 +1,40 @@
+package dev.agentsandbox.backend;
+
+import java.time.Instant;
+
+/**
+ * One launched sandbox: the handle through which a run is awaited, killed and torn down.
+ *
+ * <p>Thread-safety: {@link #kill()} and {@link #teardown()} may be called from any thread while
+ * another thread is in {@link #await}; both are idempotent. {@link #close()} is {@link
+ * #teardown()}, so try-with-resources never leaves anything behind.
+ */
+public interface Sandbox extends AutoCloseable {
+  /** The run this sandbox belongs to. */
+  String runId();
+
+  /** The runtime the workload actually runs under ({@code runsc}, {@code runc}, ...). */
+  String runtime();
+
+  /**
+   * Waits until the workload ends or the deadline passes, killing it at the deadline. Output and
+   * egress decisions reach the launch's {@link SandboxListener} before this returns.
+   *
+   * @param deadline when to stop waiting and kill the workload
+   * @return how the workload ended
+   * @throws InterruptedException when the waiting thread is interrupted; the workload keeps running
+   *     until {@link #kill()} or {@link #teardown()}
+   */
+  Completion await(Instant deadline) throws InterruptedException;
+
+  /** Stops the workload now; {@link #await} then returns {@link Completion.End#KILLED}. */
+  void kill();
+
+  /** Deletes everything this sandbox created. Idempotent; safe after a partial launch. */
+  void teardown();
+
+  @Override
+  default void close() {
+    teardown();
+  }
+}

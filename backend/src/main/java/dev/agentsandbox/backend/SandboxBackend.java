@@ -1,0 +1,41 @@
+package dev.agentsandbox.backend;
+
+import java.time.Instant;
+import java.util.function.Predicate;
+
+/**
+ * Creates sandboxes of one kind (Docker containers, Kubernetes namespaces, Firecracker microVMs).
+ *
+ * <p>Every resource a backend creates carries {@link RunSpec#labels()}, and a backend never removes
+ * anything that does not carry {@link Labels#MANAGED_BY}. Implementations are thread-safe: the run
+ * service launches several runs at once and the reaper runs beside them.
+ */
+public interface SandboxBackend {
+  /** The backend's name as configured: {@code docker}, {@code k8s} or {@code firecracker}. */
+  String name();
+
+  /** Checks whether this host can run sandboxes of this kind now, and how strongly isolated. */
+  Probe probe();
+
+  /**
+   * Every object a run would create, in creation order, exactly as {@link #launch} will create
+   * them. Creates nothing and needs no access to the backend's daemon beyond reading what runtime
+   * is available.
+   */
+  SandboxPlan plan(RunSpec spec);
+
+  /**
+   * Creates the run's sandbox (network fence, proxy, then the workload, in that order) and starts
+   * the workload. On failure it removes whatever it created before throwing.
+   *
+   * @throws UnableToLaunchSandboxException when the sandbox could not be created; the message names
+   *     the step that failed and the daemon's answer
+   */
+  Sandbox launch(RunSpec spec, SandboxListener listener);
+
+  /**
+   * Removes the resources of runs that are over: whose expiry label has passed at {@code now}, or
+   * whose run id {@code isLive} rejects (the run ended or the control plane that owned it died).
+   */
+  ReapReport reap(Instant now, Predicate<String> isLive);
+}
