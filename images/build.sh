@@ -6,6 +6,7 @@
 #                               one-line launcher that writes the run's policy file
 #   agent-sandbox/workload:dev  busybox and curl, the tools the integration tests use inside a sandbox
 # Usage: images/build.sh [proxy|workload]...   (both when no argument is given)
+#        AGENT_SANDBOX_PROXY_JAR=path/to/agent-sandbox-proxy.jar images/build.sh proxy   (a given jar)
 # Needs: docker, busybox-static (apt), curl, a JDK >= 21 (JAVA_HOME or /usr/lib/jvm/temurin-25-*).
 set -euo pipefail
 
@@ -86,7 +87,7 @@ find_jdk() {
 build_proxy() {
   local jdk jar rootfs=$WORK/proxy modules
   jdk=$(find_jdk)
-  jar=$ROOT/proxy/target/agent-sandbox-proxy.jar
+  jar=${AGENT_SANDBOX_PROXY_JAR:-$ROOT/proxy/target/agent-sandbox-proxy.jar}
   if [ ! -f "$jar" ]; then
     [ -d "$ROOT/proxy" ] || die "building the proxy image: module proxy/ is not in this checkout"
     log "building $jar"
@@ -117,7 +118,7 @@ set -e
 umask 077
 printf '%s' "$AGENT_SANDBOX_PROXY_POLICY" >/tmp/policy.json
 unset AGENT_SANDBOX_PROXY_POLICY
-exec /opt/java/bin/java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:MaxRAMPercentage=70 \
+exec /opt/java/bin/java -XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:MaxRAMPercentage=70 \
   -Xshare:auto -jar /opt/proxy/agent-sandbox-proxy.jar --policy /tmp/policy.json "$@"
 SH
   chmod 755 "$rootfs/opt/proxy/start"

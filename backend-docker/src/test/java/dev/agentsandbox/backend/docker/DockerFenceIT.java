@@ -207,8 +207,7 @@ class DockerFenceIT {
     checks.put(
         "DNS lookups fail",
         pair -> {
-          ExecResult r =
-              inA(pair, "nslookup upstream.test");
+          ExecResult r = inA(pair, "nslookup upstream.test");
           assertThat(r.output())
               .as(r.toString())
               .doesNotContain(HostDrill.UPSTREAM_ADDRESS)
