@@ -38,10 +38,13 @@ final class SandboxLauncher {
     KubernetesSandbox sandbox =
         new KubernetesSandbox(client, config, clock, spec.runId(), runtime, listener);
     List<HasMetadata> objects = bundle.objects();
+    boolean namespaceCreated = false;
     try {
       // Everything but the Job: the fence exists before any pod, the proxy before the agent.
       for (HasMetadata object : objects.subList(0, objects.size() - 1)) {
         create(spec, object);
+        // A namespace that was already there is not ours to delete when a later step fails.
+        namespaceCreated = true;
       }
       String proxyIp = awaitProxy(spec, bundle.namespace());
       Job job =
@@ -49,18 +52,31 @@ final class SandboxLauncher {
       create(spec, job);
       return sandbox;
     } catch (RuntimeException e) {
-      sandbox.teardown();
+      if (namespaceCreated) {
+        tearDownAfter(sandbox, e);
+      }
       throw e;
     } catch (InterruptedException e) {
-      sandbox.teardown();
       Thread.currentThread().interrupt();
-      throw new UnableToLaunchSandboxException(
-          "launch of run "
-              + spec.runId()
-              + " in namespace "
-              + bundle.namespace()
-              + ": interrupted while waiting for the egress proxy (nothing was left behind)",
-          e);
+      UnableToLaunchSandboxException failure =
+          new UnableToLaunchSandboxException(
+              "launch of run "
+                  + spec.runId()
+                  + " in namespace "
+                  + bundle.namespace()
+                  + ": interrupted while waiting for the egress proxy (its namespace was deleted)",
+              e);
+      tearDownAfter(sandbox, failure);
+      throw failure;
+    }
+  }
+
+  private static void tearDownAfter(KubernetesSandbox sandbox, RuntimeException failure) {
+    try {
+      sandbox.teardown();
+    } catch (RuntimeException teardownFailure) {
+      // The launch failure is the news; the reaper removes the namespace from its labels later.
+      failure.addSuppressed(teardownFailure);
     }
   }
 
