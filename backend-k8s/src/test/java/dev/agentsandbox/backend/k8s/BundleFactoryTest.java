@@ -175,7 +175,8 @@ class BundleFactoryTest {
         .singleElement()
         .satisfies(
             c -> {
-              assertThat(c.getImage()).isEqualTo("registry.example/agent-sandbox/proxy:1.0");
+              assertThat(c.getImage())
+                  .isEqualTo("registry.example.internal/agent-sandbox/proxy:1.0");
               assertThat(c.getArgs()).containsExactly("--policy", "/etc/agent-sandbox/policy.json");
             });
     JsonNode policy =

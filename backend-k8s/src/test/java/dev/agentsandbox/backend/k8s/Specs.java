@@ -18,7 +18,7 @@ final class Specs {
 
   static KubernetesBackendConfig config() {
     return KubernetesBackendConfig.defaults(
-        "registry.example/agent-sandbox/proxy:1.0", "agent-sandbox");
+        "registry.example.internal/agent-sandbox/proxy:1.0", "agent-sandbox");
   }
 
   static RunSpec spec(String runId) {
@@ -29,7 +29,7 @@ final class Specs {
     return new RunSpec(
         runId,
         "helper",
-        "registry.example/agents/helper:2",
+        "registry.example.internal/agents/helper:2",
         List.of("sh", "-c", "echo hello"),
         Map.of("TASK", "build"),
         new EgressPolicy(
