@@ -73,8 +73,7 @@ fi
 
 DNS_IP="$(kubectl -n kube-system get service kube-dns -o jsonpath='{.spec.clusterIP}')"
 API_IP="$(kubectl -n default get service kubernetes -o jsonpath='{.spec.clusterIP}')"
-NODE_IP="$(kubectl get nodes -o jsonpath='{.items[0].status.addresses[?(@.type=="InternalIP")].address}')"
-echo "INFO  cluster DNS $DNS_IP, node $NODE_IP, public probe $PUBLIC_IP"
+echo "INFO  cluster DNS $DNS_IP, API $API_IP, public probe $PUBLIC_IP"
 
 # Namespace first, then the fence, then pods: the order the backend uses.
 kubectl apply -f - >/dev/null <<YAML
@@ -173,7 +172,9 @@ pod_spec control-probe "$CONTROL_NS" "" "$PROBE_IMAGE" '["sleep", "1800"]' | kub
 kubectl -n "$NS" wait --for=condition=Ready pod/egress-proxy pod/agent-probe --timeout=180s >/dev/null
 kubectl -n "$CONTROL_NS" wait --for=condition=Ready pod/control-probe --timeout=180s >/dev/null
 PROXY_IP="$(kubectl -n "$NS" get service egress-proxy -o jsonpath='{.spec.clusterIP}')"
-echo "INFO  proxy Service at $PROXY_IP:$PROXY_PORT"
+# The node the probe runs on: the one a sandbox could most easily reach.
+NODE_IP="$(kubectl -n "$NS" get pod agent-probe -o jsonpath='{.status.hostIP}')"
+echo "INFO  proxy Service at $PROXY_IP:$PROXY_PORT, probe pod on node $NODE_IP"
 
 # Runs a shell command in a probe pod; succeeds when the command does.
 probe() {
