@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# README command 2: the whole test suite. Starts the services the tests need (PostgreSQL, a Docker
+# engine with runsc), builds the local images, runs `mvnw verify` (unit and integration tests and
+# every build gate), and stops what it started. Safe to run twice, and where the services already run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib/jdk.sh
+asb_find_jdk jdk
+echo "test: using JDK at $JAVA_HOME"
+
+stops=()
+cleanup() {
+  local status=$?
+  for ((i = ${#stops[@]} - 1; i >= 0; i--)); do ${stops[i]} || status=1; done
+  exit "$status"
+}
+trap cleanup EXIT
+
+scripts/services/postgres.sh start
+stops+=("scripts/services/postgres.sh stop")
+AGENT_SANDBOX_TEST_PG_URL=$(scripts/services/postgres.sh url)
+export AGENT_SANDBOX_TEST_PG_URL
+
+scripts/services/docker.sh start
+stops+=("scripts/services/docker.sh stop")
+
+images/build.sh
+
+./mvnw -B -ntp verify "$@"
