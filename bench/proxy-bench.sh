@@ -39,16 +39,8 @@ done
 [ "$(id -u)" = 0 ] || die "running the benchmark as $(id -un): needs root (tinyproxy gets its own mount namespace for the bench hosts file)"
 command -v unshare >/dev/null || die "running the benchmark: unshare is missing (apt-get install util-linux)"
 
-java_ok() { [ -x "$1/bin/java" ] && "$1/bin/java" -version 2>&1 | grep -qE 'version "(2[1-9]|[3-9][0-9])'; }
-find_jdk() {
-  if [ -n "${JAVA_HOME:-}" ] && java_ok "$JAVA_HOME"; then echo "$JAVA_HOME"; return; fi
-  for jdk in /usr/lib/jvm/*; do
-    if java_ok "$jdk"; then echo "$jdk"; return; fi
-  done
-  die "looking for a JDK >= 21 in JAVA_HOME and /usr/lib/jvm: none found (set JAVA_HOME)"
-}
-JAVA_HOME=$(find_jdk)
-export JAVA_HOME
+. "$ROOT/scripts/lib/jdk.sh"
+asb_find_jdk jdk || die "looking for a JDK >= 21: none found (set JAVA_HOME)"
 JAVA=$JAVA_HOME/bin/java
 
 # squid and tinyproxy come from Debian; install only what is missing, refresh the package lists

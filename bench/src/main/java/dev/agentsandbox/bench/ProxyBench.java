@@ -29,6 +29,7 @@ public final class ProxyBench {
   private final Report report = new Report();
   private final Map<Integer, Double> directThroughput = new HashMap<>();
   private final Set<RunningProxy> running = ConcurrentHashMap.newKeySet();
+  private boolean failed;
 
   private ProxyBench(BenchOptions options, ProxyLauncher launcher) {
     this.options = options;
@@ -58,7 +59,8 @@ public final class ProxyBench {
     ProxyBench bench = new ProxyBench(options, launcher);
     // The script's trap also kills what the pid file lists, for when this JVM is killed hard.
     Runtime.getRuntime().addShutdownHook(new Thread(bench::stopAll));
-    boolean allPassed = bench.run();
+    bench.run();
+    boolean allPassed = !bench.failed;
     String table = bench.report.markdown(options.idleStages()[0], options.idleStages()[1]);
     System.out.print(table);
     if (options.out().isPresent()) {
@@ -67,8 +69,7 @@ public final class ProxyBench {
     System.exit(allPassed ? 0 : 1);
   }
 
-  private boolean run() throws InterruptedException {
-    boolean allPassed = true;
+  private void run() throws InterruptedException {
     for (String target : options.targets()) {
       report.target(target);
       System.err.println("== " + target);
@@ -79,11 +80,10 @@ public final class ProxyBench {
           measureProxy(ProxyKind.fromLabel(target), upstream);
         }
       } catch (IOException | RuntimeException e) {
-        allPassed = false;
+        failed = true;
         report.note(target + " failed: " + e.getMessage());
       }
     }
-    return allPassed;
   }
 
   private void measureProxy(ProxyKind kind, Upstream upstream)
@@ -113,43 +113,92 @@ public final class ProxyBench {
     }
   }
 
-  private void measure(Route route, OptionalLong proxyPid)
-      throws IOException, InterruptedException {
-    String target = route.label();
-    LatencySummary allowed =
-        LatencySummary.of(
-            Workloads.setupLatencies(
-                route, route.allowedHost(), 200, options.setupWarmup(), options.setupCount()));
-    report.put(
-        target,
-        Metric.SETUP_ALLOWED,
-        Report.micros(allowed.p50Nanos()) + " / " + Report.micros(allowed.p99Nanos()));
-    if (!route.direct()) {
-      LatencySummary refused =
-          LatencySummary.of(
-              Workloads.setupLatencies(
-                  route, route.refusedHost(), 403, options.setupWarmup(), options.setupCount()));
-      report.put(
-          target,
-          Metric.SETUP_REFUSED,
-          Report.micros(refused.p50Nanos()) + " / " + Report.micros(refused.p99Nanos()));
+  /** One measurement; a failing one is reported and the others still run. */
+  private interface Step {
+    void run() throws IOException, InterruptedException;
+  }
+
+  private void step(String target, String what, Step step) throws InterruptedException {
+    try {
+      step.run();
+    } catch (IOException | RuntimeException e) {
+      failed = true;
+      report.note(target + ": " + what + " failed: " + e.getMessage());
     }
-    throughput(
-        route, proxyPid, 1, Metric.THROUGHPUT_1, Metric.THROUGHPUT_1_SHARE, Metric.CPU_PER_GB_1);
-    throughput(
-        route,
-        proxyPid,
-        16,
-        Metric.THROUGHPUT_16,
-        Metric.THROUGHPUT_16_SHARE,
-        Metric.CPU_PER_GB_16);
-    Workloads.httpRate(route, options.httpConnections(), options.settle()); // warm-up
-    Workloads.HttpRate rate =
-        Workloads.httpRate(route, options.httpConnections(), options.httpWindow());
-    report.put(target, Metric.HTTP_RATE, Report.fixed(rate.requestsPerSecond(), 0));
-    report.put(target, Metric.HTTP_CONNECTIONS, Long.toString(rate.connectionsOpened()));
+  }
+
+  private void measure(Route route, OptionalLong proxyPid) throws InterruptedException {
+    String target = route.label();
+    step(
+        target,
+        "CONNECT set-up (allowed)",
+        () -> {
+          LatencySummary allowed =
+              LatencySummary.of(
+                  Workloads.setupLatencies(
+                      route,
+                      route.allowedHost(),
+                      200,
+                      options.setupWarmup(),
+                      options.setupCount()));
+          report.put(
+              target,
+              Metric.SETUP_ALLOWED,
+              Report.micros(allowed.p50Nanos()) + " / " + Report.micros(allowed.p99Nanos()));
+        });
+    if (!route.direct()) {
+      step(
+          target,
+          "CONNECT set-up (refused)",
+          () -> {
+            LatencySummary refused =
+                LatencySummary.of(
+                    Workloads.setupLatencies(
+                        route,
+                        route.refusedHost(),
+                        403,
+                        options.setupWarmup(),
+                        options.setupCount()));
+            report.put(
+                target,
+                Metric.SETUP_REFUSED,
+                Report.micros(refused.p50Nanos()) + " / " + Report.micros(refused.p99Nanos()));
+          });
+    }
+    step(
+        target,
+        "tunnel throughput, 1 stream",
+        () ->
+            throughput(
+                route,
+                proxyPid,
+                1,
+                Metric.THROUGHPUT_1,
+                Metric.THROUGHPUT_1_SHARE,
+                Metric.CPU_PER_GB_1));
+    step(
+        target,
+        "tunnel throughput, 16 streams",
+        () ->
+            throughput(
+                route,
+                proxyPid,
+                16,
+                Metric.THROUGHPUT_16,
+                Metric.THROUGHPUT_16_SHARE,
+                Metric.CPU_PER_GB_16));
+    step(
+        target,
+        "plain HTTP",
+        () -> {
+          Workloads.httpRate(route, options.httpConnections(), options.settle()); // warm-up
+          Workloads.HttpRate rate =
+              Workloads.httpRate(route, options.httpConnections(), options.httpWindow());
+          report.put(target, Metric.HTTP_RATE, Report.fixed(rate.requestsPerSecond(), 0));
+          report.put(target, Metric.HTTP_CONNECTIONS, Long.toString(rate.connectionsOpened()));
+        });
     if (proxyPid.isPresent()) {
-      idleTunnels(route, proxyPid.getAsLong());
+      step(target, "idle tunnels", () -> idleTunnels(route, proxyPid.getAsLong()));
     }
   }
 

@@ -18,11 +18,11 @@ import java.util.concurrent.Executors;
 
 /**
  * The origin server every proxy under test forwards to: one loopback port, one virtual thread per
- * connection, and the first four bytes choose what the connection does.
+ * connection, and the first bytes choose what the connection does.
  *
  * <ul>
- *   <li>{@code SRC\n}: stream bytes until the peer goes away (tunnel throughput);
- *   <li>{@code ECH\n}: echo everything back (idle tunnels, which are probed for liveness);
+ *   <li>{@code STREAM!\n}: stream bytes until the peer goes away (tunnel throughput);
+ *   <li>{@code ECHO!!!\n}: echo everything back (idle tunnels, which are probed for liveness);
  *   <li>{@code GET }: a minimal HTTP/1.1 keep-alive server with a fixed body (plain-HTTP rate);
  *   <li>end of stream at once: close (CONNECT set-up probes).
  * </ul>
@@ -30,8 +30,11 @@ import java.util.concurrent.Executors;
  * <p>One port keeps the allow-list the same shape for every proxy ({@code a.bench.test:PORT}).
  */
 final class Upstream implements AutoCloseable {
-  static final byte[] STREAM = "SRC\n".getBytes(StandardCharsets.US_ASCII);
-  static final byte[] ECHO = "ECH\n".getBytes(StandardCharsets.US_ASCII);
+  // Eight bytes, not four: a proxy may hold a tunnel's first bytes until it can tell whether they
+  // are a TLS record header (five bytes), as ours does to check SNI, and TLS clients always send
+  // more than that in their first write.
+  static final byte[] STREAM = "STREAM!\n".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] ECHO = "ECHO!!!\n".getBytes(StandardCharsets.US_ASCII);
   static final int HTTP_BODY_BYTES = 1024;
   private static final int STREAM_CHUNK = 64 * 1024;
 
@@ -80,16 +83,21 @@ final class Upstream implements AutoCloseable {
     try (socket;
         InputStream in = socket.getInputStream();
         OutputStream out = socket.getOutputStream()) {
-      byte[] command = in.readNBytes(4);
-      if (command.length < 4) {
+      byte[] start = in.readNBytes(4);
+      if (start.length < 4) {
         return;
       }
+      if (new String(start, StandardCharsets.US_ASCII).equals("GET ")) {
+        http(in, out);
+        return;
+      }
+      byte[] rest = in.readNBytes(STREAM.length - start.length);
+      byte[] command = Arrays.copyOf(start, start.length + rest.length);
+      System.arraycopy(rest, 0, command, start.length, rest.length);
       if (Arrays.equals(command, STREAM)) {
         stream(out);
       } else if (Arrays.equals(command, ECHO)) {
         in.transferTo(out);
-      } else if (new String(command, StandardCharsets.US_ASCII).equals("GET ")) {
-        http(in, out);
       }
     } catch (IOException e) {
       // The client closing mid-stream is how every throughput run ends.

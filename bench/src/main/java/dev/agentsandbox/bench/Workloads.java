@@ -128,9 +128,9 @@ final class Workloads {
   record IdleStage(int tunnels, long rssKib, int probed, int alive) {}
 
   /**
-   * Opens tunnels to the echo upstream up to each stage's count, sends the four-byte command on
-   * each (so every tunnel has carried data once), waits {@code settle}, reads the proxy's RSS, then
-   * probes every 50th tunnel with an echo to prove the tunnels were still open when measured.
+   * Opens tunnels to the echo upstream up to each stage's count, sends the echo command on each (so
+   * every tunnel has carried data once), waits {@code settle}, reads the proxy's RSS, then probes
+   * every 50th tunnel with an echo to prove the tunnels were still open when measured.
    */
   static List<IdleStage> idleTunnels(Route route, long proxyPid, int[] stages, Duration settle)
       throws IOException, InterruptedException {
