@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.store.internal.AuditHash;
 import java.io.StringWriter;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -168,7 +169,7 @@ abstract class AuditLogContract extends StoreTestBase {
   void queryCapsTheLimitAtOneThousand() {
     AuditEvent event = new AuditEvent("agent_sandbox.launch", "admin", null, null, null);
     // One transaction: 1001 separate appends would each wait for an fsync.
-    store.audit().appendAll(java.util.Collections.nCopies(1001, event));
+    store.audit().appendAll(Collections.nCopies(1001, event));
 
     assertThat(store.audit().query(AuditQuery.all(5000))).hasSize(1000);
     assertThat(store.audit().verify()).isEqualTo(new VerifyResult(true, 1001, List.of()));
