@@ -24,6 +24,7 @@ class LeaderElectedReaperTest {
   static KubernetesClient client;
 
   @Test
+  @SuppressWarnings("try") // closing replica-a inside the block is the point of the test
   void oneReplicaReapsAndTheOtherTakesOverWhenItStops() throws InterruptedException {
     AtomicInteger passesA = new AtomicInteger();
     AtomicInteger passesB = new AtomicInteger();
