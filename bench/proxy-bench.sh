@@ -20,7 +20,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=()
 TARGETS=direct,agent-sandbox,squid,tinyproxy
 OUT=
-: "${PROXY_JAVA_OPTS:=-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:MaxRAMPercentage=70 -Xshare:auto -XX:MaxRAM=256m}"
+: "${PROXY_JAVA_OPTS:=-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:MaxRAMPercentage=70 -Xshare:auto -XX:MaxRAM=256m}"
 
 die() { echo "proxy-bench: $*" >&2; exit 1; }
 log() { echo "proxy-bench: $*" >&2; }

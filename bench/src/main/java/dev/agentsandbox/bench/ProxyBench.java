@@ -75,7 +75,7 @@ public final class ProxyBench {
       System.err.println("== " + target);
       try (Upstream upstream = new Upstream(InetAddress.getByName(ProxyConfigs.UPSTREAM_ADDRESS))) {
         if (target.equals("direct")) {
-          measure(route(target, Optional.empty(), upstream), OptionalLong.empty());
+          measure(route(target, Optional.empty(), upstream), upstream, OptionalLong.empty());
         } else {
           measureProxy(ProxyKind.fromLabel(target), upstream);
         }
@@ -105,6 +105,7 @@ public final class ProxyBench {
       report.put(kind.label(), Metric.IDLE_RSS, Report.mib(ProcStats.rssKib(proxy.pid())));
       measure(
           route(kind.label(), Optional.of(proxy.address()), upstream),
+          upstream,
           OptionalLong.of(proxy.pid()));
       Thread.sleep(options.settle());
       report.put(kind.label(), Metric.RSS_AFTER, Report.mib(ProcStats.rssKib(proxy.pid())));
@@ -127,7 +128,8 @@ public final class ProxyBench {
     }
   }
 
-  private void measure(Route route, OptionalLong proxyPid) throws InterruptedException {
+  private void measure(Route route, Upstream upstream, OptionalLong proxyPid)
+      throws InterruptedException {
     String target = route.label();
     step(
         target,
@@ -192,8 +194,13 @@ public final class ProxyBench {
         "plain HTTP",
         () -> {
           Workloads.httpRate(route, options.httpConnections(), options.settle()); // warm-up
+          long upstreamBefore = upstream.accepted();
           Workloads.HttpRate rate =
               Workloads.httpRate(route, options.httpConnections(), options.httpWindow());
+          report.put(
+              target,
+              Metric.HTTP_UPSTREAM_CONNECTIONS,
+              Long.toString(upstream.accepted() - upstreamBefore));
           report.put(target, Metric.HTTP_RATE, Report.fixed(rate.requestsPerSecond(), 0));
           report.put(target, Metric.HTTP_CONNECTIONS, Long.toString(rate.connectionsOpened()));
         });
