@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
       ServeCommand.class,
       TokenCommand.class,
       AuditCommand.class,
+      ConfigCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main {
