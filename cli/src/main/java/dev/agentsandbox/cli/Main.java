@@ -1,5 +1,6 @@
 package dev.agentsandbox.cli;
 
+import dev.agentsandbox.proxy.ProxyCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -24,6 +25,7 @@ import picocli.CommandLine.Command;
       TokenCommand.class,
       AuditCommand.class,
       ConfigCommand.class,
+      ProxyCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main {
