@@ -49,7 +49,7 @@ class CliTest {
         .extracting(CommandLine::getCommandName)
         .contains(
             "serve", "token", "create", "list", "revoke", "audit", "tail", "query", "verify",
-            "export");
+            "export", "config", "proxy");
     for (CommandLine command : all) {
       if (command.getCommandName().equals("help")) {
         continue;

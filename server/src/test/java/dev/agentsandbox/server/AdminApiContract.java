@@ -2,9 +2,6 @@ package dev.agentsandbox.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.server.ApiClient.Answer;
 import dev.agentsandbox.server.http.Scopes;
@@ -20,7 +17,6 @@ import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 /**
  * The admin API driven over real HTTP against a real store; subclasses choose the store (SQLite or
@@ -37,7 +33,7 @@ abstract class AdminApiContract {
           + " \"CHG-1042\"}";
 
   ApiFixture api;
-  ListAppender<ILoggingEvent> logs;
+  CapturedLogs logs;
 
   abstract String newStoreUrl() throws Exception;
 
@@ -45,23 +41,17 @@ abstract class AdminApiContract {
 
   @BeforeEach
   void start() throws Exception {
-    logs = new ListAppender<>();
-    logs.start();
-    rootLogger().addAppender(logs);
+    logs = CapturedLogs.attach();
     api = new ApiFixture(newStoreUrl());
   }
 
   @AfterEach
   void stop() throws Exception {
-    rootLogger().detachAppender(logs);
+    logs.detach();
     if (api != null) {
       api.close();
     }
     dropStore();
-  }
-
-  private static Logger rootLogger() {
-    return (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
   }
 
   List<AuditRow> audit(String typePrefix) {
@@ -309,6 +299,46 @@ abstract class AdminApiContract {
     assertThat(row.data().get("loosenings").isEmpty()).isTrue();
   }
 
+  @Test
+  void aLooseningSplitIntoRemoveThenReAddIsStillCaught() {
+    api.client.put(CONFIG, api.admin, FEATURE_PAGE_PUT);
+    // Removing the agent is a tightening, so configure suffices...
+    Answer removed =
+        api.client.put(
+            CONFIG, api.configurer, "{\"enabled\": true, \"agents\": {}}", "If-Match", "\"1\"");
+    assertThat(removed.status()).isEqualTo(200);
+    // ...but adding it back, wider than before, is compared with what is there now: refused.
+    Answer readded =
+        api.client.put(
+            CONFIG,
+            api.configurer,
+            "{\"enabled\": true, \"agents\": {\"helper\": {\"allow\": [\"*.vendor.com\"]}},"
+                + " \"reason\": \"sneaky\"}",
+            "If-Match",
+            "\"2\"");
+    assertThat(readded.status()).isEqualTo(403);
+    assertThat(readded.json().get("loosenings").findValuesAsText("kind"))
+        .containsExactly("agent_added");
+  }
+
+  @Test
+  void movingAnAgentToAnUnrestrictedScopeIsALoosening() {
+    api.client.put(
+        EGRESS, api.admin, "{\"scopes\": {\"helper\": {\"allow\": [\"api.vendor.com\"]}}}");
+    api.client.put(CONFIG, api.admin, FEATURE_PAGE_PUT);
+    Answer moved =
+        api.client.put(
+            CONFIG,
+            api.configurer,
+            "{\"enabled\": true, \"agents\": {\"helper\": {\"allow\": [\"api.vendor.com\"],"
+                + " \"scope\": \"elsewhere\"}}}",
+            "If-Match",
+            "\"1\"");
+    assertThat(moved.status()).isEqualTo(403);
+    assertThat(moved.json().get("loosenings").findValuesAsText("kind"))
+        .containsExactly("scope_changed");
+  }
+
   // ---- versions ----
 
   @Test
@@ -473,7 +503,7 @@ abstract class AdminApiContract {
     api.client.get(CONFIG, "asb_" + "B".repeat(43));
     api.client.put(CONFIG, api.reader, "{}");
     String everything = api.client.get(AUDIT + "/export", api.auditor).body();
-    List<String> logLines = logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
+    List<String> logLines = logs.lines();
     assertThat(logLines).anyMatch(line -> line.contains(CONFIG));
     for (String secret : api.secrets) {
       assertThat(everything).doesNotContain(secret);

@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpHandler;
 import dev.agentsandbox.store.TokenInfo;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,14 +55,13 @@ public final class ApiHandler implements HttpHandler {
       if (!route.isPublic()) {
         principal =
             authenticator.authorize(
-                java.util.Optional.ofNullable(
-                    exchange.getRequestHeaders().getFirst("Authorization")),
+                Optional.ofNullable(exchange.getRequestHeaders().getFirst("Authorization")),
                 route.scope());
         actor = principal.name();
       }
       Request request = new Request(exchange, match.params(), mapper, maxBodyBytes, principal);
       response = route.handler().handle(request);
-    } catch (Exception | StackOverflowError e) {
+    } catch (Exception e) {
       response = errors.toResponse(e);
     }
     try {

@@ -2,10 +2,10 @@ package dev.agentsandbox.server.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.agentsandbox.policy.config.ConfigProblem;
 import dev.agentsandbox.policy.config.InvalidConfigException;
 import dev.agentsandbox.store.StoreException;
 import dev.agentsandbox.store.VersionConflictException;
+import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,15 +70,11 @@ public final class ErrorMapper {
     if (api.status() == 401) {
       response = response.withHeader("WWW-Authenticate", "Bearer realm=\"agent-sandbox\"");
     }
-    if (api.status() == 405 && api.details().get("allow") instanceof java.util.List<?> allow) {
+    if (api.status() == 405 && api.details().get("allow") instanceof List<?> allow) {
       response =
           response.withHeader(
               "Allow", String.join(", ", allow.stream().map(String::valueOf).toList()));
     }
     return response;
-  }
-
-  static String describe(ConfigProblem problem) {
-    return problem.toString();
   }
 }
