@@ -1,0 +1,51 @@
+package dev.agentsandbox.store;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * One run as stored: identity, where it runs, its state and outcome. Times are kept to the
+ * millisecond.
+ */
+public record RunRecord(
+    String runId,
+    String agent,
+    String backend,
+    String runtime,
+    String status,
+    JsonNode command,
+    Instant createdAt,
+    Instant startedAt,
+    Instant endedAt,
+    Integer exitStatus,
+    String endReason,
+    String outputTail,
+    Instant expiresAt,
+    String owner) {
+
+  /** The status values, in the order a run can pass through them. */
+  public static final Set<String> STATUSES =
+      Set.of("pending", "running", "exited", "deadline", "failed", "killed", "refused");
+
+  /** Statuses of a run that has not ended. */
+  public static final Set<String> ACTIVE_STATUSES = Set.of("pending", "running");
+
+  public RunRecord {
+    Objects.requireNonNull(runId, "runId");
+    Objects.requireNonNull(agent, "agent");
+    Objects.requireNonNull(backend, "backend");
+    Objects.requireNonNull(status, "status");
+    Objects.requireNonNull(command, "command");
+    Objects.requireNonNull(createdAt, "createdAt");
+    if (runId.isBlank()) {
+      throw new IllegalArgumentException("run id must not be blank");
+    }
+    if (!STATUSES.contains(status)) {
+      throw new IllegalArgumentException(
+          "run status " + status + " is not one of " + new java.util.TreeSet<>(STATUSES));
+    }
+    command = command.deepCopy();
+  }
+}

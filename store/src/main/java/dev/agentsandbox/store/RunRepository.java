@@ -1,0 +1,159 @@
+package dev.agentsandbox.store;
+
+import dev.agentsandbox.store.internal.CanonicalJson;
+import dev.agentsandbox.store.internal.Columns;
+import dev.agentsandbox.store.internal.Database;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/** Runs, one row each, inserted when planned and updated as they progress. Thread-safe. */
+public final class RunRepository {
+
+  private static final int MAX_RECENT = 1000;
+  private static final String COLUMNS =
+      "run_id, agent, backend, runtime, status, command, created_at_ms, started_at_ms,"
+          + " ended_at_ms, exit_status, end_reason, output_tail, expires_at_ms, owner";
+
+  private final Database database;
+
+  RunRepository(Database database) {
+    this.database = database;
+  }
+
+  /** Stores a new run; a run id that exists already is a {@link UnableToAccessStoreException}. */
+  public void insert(RunRecord run) {
+    Objects.requireNonNull(run, "run");
+    database.inTransaction(
+        "insert run " + run.runId(),
+        c -> {
+          try (PreparedStatement statement =
+              c.prepareStatement(
+                  "INSERT INTO run ("
+                      + COLUMNS
+                      + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+            bind(statement, run);
+            statement.executeUpdate();
+          }
+          return null;
+        });
+  }
+
+  /** The run called {@code runId}, if stored. */
+  public Optional<RunRecord> find(String runId) {
+    Objects.requireNonNull(runId, "runId");
+    List<RunRecord> rows =
+        database.read(
+            "find run " + runId,
+            c -> select(c, "SELECT " + COLUMNS + " FROM run WHERE run_id = ?", runId));
+    return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
+  }
+
+  /**
+   * Replaces every field of the stored run with {@code run}'s.
+   *
+   * @throws UnableToAccessStoreException when no run has that id
+   */
+  public void update(RunRecord run) {
+    Objects.requireNonNull(run, "run");
+    database.inTransaction(
+        "update run " + run.runId(),
+        c -> {
+          try (PreparedStatement statement =
+              c.prepareStatement(
+                  "UPDATE run SET run_id = ?, agent = ?, backend = ?, runtime = ?, status = ?,"
+                      + " command = ?, created_at_ms = ?, started_at_ms = ?, ended_at_ms = ?,"
+                      + " exit_status = ?, end_reason = ?, output_tail = ?, expires_at_ms = ?,"
+                      + " owner = ? WHERE run_id = ?")) {
+            bind(statement, run);
+            statement.setString(15, run.runId());
+            if (statement.executeUpdate() != 1) {
+              throw new SQLException("no run with id " + run.runId() + " is stored");
+            }
+          }
+          return null;
+        });
+  }
+
+  /** Runs that are pending or running, oldest first (what the reaper and a restart look at). */
+  public List<RunRecord> active() {
+    return database.read(
+        "list active runs",
+        c ->
+            select(
+                c,
+                "SELECT "
+                    + COLUMNS
+                    + " FROM run WHERE status IN ('pending', 'running')"
+                    + " ORDER BY created_at_ms, run_id"));
+  }
+
+  /** The newest {@code limit} (at most 1000) runs, newest first. */
+  public List<RunRecord> recent(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("recent runs limit must be at least 1, got " + limit);
+    }
+    return database.read(
+        "list recent runs",
+        c ->
+            select(
+                c,
+                "SELECT "
+                    + COLUMNS
+                    + " FROM run ORDER BY created_at_ms DESC, run_id DESC LIMIT "
+                    + Math.min(limit, MAX_RECENT)));
+  }
+
+  private static void bind(PreparedStatement statement, RunRecord run) throws SQLException {
+    statement.setString(1, run.runId());
+    statement.setString(2, run.agent());
+    statement.setString(3, run.backend());
+    statement.setString(4, run.runtime());
+    statement.setString(5, run.status());
+    statement.setString(6, CanonicalJson.write(run.command()));
+    Columns.setMillis(statement, 7, run.createdAt());
+    Columns.setMillis(statement, 8, run.startedAt());
+    Columns.setMillis(statement, 9, run.endedAt());
+    Columns.setNullableInt(statement, 10, run.exitStatus());
+    statement.setString(11, run.endReason());
+    statement.setString(12, run.outputTail());
+    Columns.setMillis(statement, 13, run.expiresAt());
+    statement.setString(14, run.owner());
+  }
+
+  private static List<RunRecord> select(Connection connection, String sql, String... parameters)
+      throws SQLException {
+    List<RunRecord> result = new ArrayList<>();
+    try (PreparedStatement statement = connection.prepareStatement(sql)) {
+      for (int i = 0; i < parameters.length; i++) {
+        statement.setString(i + 1, parameters[i]);
+      }
+      try (ResultSet rows = statement.executeQuery()) {
+        while (rows.next()) {
+          result.add(
+              new RunRecord(
+                  rows.getString("run_id"),
+                  rows.getString("agent"),
+                  rows.getString("backend"),
+                  rows.getString("runtime"),
+                  rows.getString("status"),
+                  CanonicalJson.read(rows.getString("command")),
+                  Columns.instant(rows, "created_at_ms"),
+                  Columns.instant(rows, "started_at_ms"),
+                  Columns.instant(rows, "ended_at_ms"),
+                  Columns.nullableInt(rows, "exit_status"),
+                  rows.getString("end_reason"),
+                  rows.getString("output_tail"),
+                  Columns.instant(rows, "expires_at_ms"),
+                  rows.getString("owner")));
+        }
+      }
+    }
+    return result;
+  }
+}

@@ -1,0 +1,198 @@
+package dev.agentsandbox.store;
+
+import dev.agentsandbox.store.internal.Database;
+import dev.agentsandbox.store.internal.Dialect;
+import dev.agentsandbox.store.internal.JdbcUrl;
+import dev.agentsandbox.store.internal.PostgresDatabase;
+import dev.agentsandbox.store.internal.SqliteDatabase;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
+import org.flywaydb.core.api.pattern.ValidatePattern;
+import org.sqlite.SQLiteDataSource;
+
+/**
+ * The control plane's database: configuration versions, the audit log, API tokens and runs, on an
+ * embedded SQLite file or a PostgreSQL server. Opening runs the schema migrations. Thread-safe; one
+ * instance per process, closed at shutdown.
+ */
+public final class Store implements AutoCloseable {
+
+  private static final String SQLITE_PREFIX = "jdbc:sqlite:";
+  private static final String POSTGRES_PREFIX = "jdbc:postgresql:";
+
+  private final Database database;
+  private final ConfigRepository configs;
+  private final AuditLog audit;
+  private final TokenStore tokens;
+  private final RunRepository runs;
+
+  private Store(Database database, Clock clock) {
+    this.database = database;
+    this.audit = new AuditLog(database, clock);
+    this.configs = new ConfigRepository(database, audit, clock);
+    this.tokens = new TokenStore(database, clock, new SecureRandom());
+    this.runs = new RunRepository(database);
+  }
+
+  /**
+   * Opens {@code url} ({@code jdbc:sqlite:/path/file.db} or {@code
+   * jdbc:postgresql://host:port/db?user=..&password=..}) and migrates its schema.
+   *
+   * @throws UnableToOpenStoreException when the URL is not supported, the database cannot be
+   *     reached or the migration fails; the message never contains the password
+   */
+  public static Store open(String url) {
+    return open(url, Clock.systemUTC());
+  }
+
+  /** Like {@link #open(String)}, with the clock that stamps rows (tests pin it). */
+  public static Store open(String url, Clock clock) {
+    Objects.requireNonNull(url, "url");
+    Objects.requireNonNull(clock, "clock");
+    if (url.startsWith(SQLITE_PREFIX)) {
+      return new Store(openSqlite(url), clock);
+    }
+    if (url.startsWith(POSTGRES_PREFIX)) {
+      return new Store(openPostgres(JdbcUrl.parse(url)), clock);
+    }
+    throw new UnableToOpenStoreException(
+        "open the store at "
+            + JdbcUrl.parse(url).redacted()
+            + ": unsupported URL (use jdbc:sqlite:/path/file.db or"
+            + " jdbc:postgresql://host:port/db?user=NAME&password=SECRET)");
+  }
+
+  private static Database openSqlite(String url) {
+    String location = url.substring(SQLITE_PREFIX.length());
+    int question = location.indexOf('?');
+    if (question >= 0) {
+      location = location.substring(0, question);
+    }
+    if (location.isBlank() || location.startsWith(":memory:") || location.startsWith("file:")) {
+      throw new UnableToOpenStoreException(
+          "open the SQLite store at "
+              + url
+              + ": only a file path is supported (use jdbc:sqlite:/path/file.db)");
+    }
+    Path file;
+    try {
+      file = Path.of(location).toAbsolutePath();
+      Path parent = file.getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+    } catch (IOException | InvalidPathException e) {
+      throw new UnableToOpenStoreException(
+          "open the SQLite store at "
+              + location
+              + ": cannot create its directory: "
+              + e.getMessage()
+              + " (choose a writable path)",
+          e);
+    }
+    SQLiteDataSource migrationSource = new SQLiteDataSource(SqliteDatabase.config());
+    migrationSource.setUrl(SQLITE_PREFIX + file);
+    migrate(migrationSource, Dialect.SQLITE, file.toString());
+    try {
+      return SqliteDatabase.open(file);
+    } catch (SQLException e) {
+      throw new UnableToOpenStoreException(
+          "open the SQLite store at " + file + ": " + e.getMessage() + " (check permissions)", e);
+    }
+  }
+
+  private static Database openPostgres(JdbcUrl url) {
+    PostgresDatabase database;
+    try {
+      database = PostgresDatabase.open(url);
+    } catch (RuntimeException e) {
+      throw new UnableToOpenStoreException(
+          "open the PostgreSQL store at "
+              + url.redacted()
+              + ": "
+              + rootMessage(e)
+              + " (check that the server runs, the URL's host, port, database, user and password)",
+          e);
+    }
+    try {
+      migrate(database.dataSource(), Dialect.POSTGRESQL, url.redacted());
+      return database;
+    } catch (RuntimeException e) {
+      database.close();
+      throw e;
+    }
+  }
+
+  private static void migrate(DataSource dataSource, Dialect dialect, String where) {
+    try {
+      Flyway.configure()
+          .dataSource(dataSource)
+          .locations("classpath:db/migration/" + dialect.id())
+          .failOnMissingLocations(true)
+          .validateMigrationNaming(true)
+          // No pattern: a migration applied by a newer agent-sandbox fails validation instead of
+          // being ignored, so an older binary never writes to a schema it does not know.
+          .ignoreMigrationPatterns(new ValidatePattern[0])
+          .load()
+          .migrate();
+    } catch (FlywayException e) {
+      throw new UnableToOpenStoreException(
+          "migrate the "
+              + dialect.id()
+              + " store at "
+              + where
+              + ": "
+              + rootMessage(e)
+              + " (a newer agent-sandbox may have migrated it, or the role may lack CREATE rights)",
+          e);
+    }
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+  }
+
+  /** True when a trivial query against the schema succeeds (for {@code /readyz}). */
+  public boolean ping() {
+    return database.ping();
+  }
+
+  /** {@code "sqlite"} or {@code "postgresql"}. */
+  public String dialect() {
+    return database.dialect().id();
+  }
+
+  public ConfigRepository configs() {
+    return configs;
+  }
+
+  public AuditLog audit() {
+    return audit;
+  }
+
+  public TokenStore tokens() {
+    return tokens;
+  }
+
+  public RunRepository runs() {
+    return runs;
+  }
+
+  @Override
+  public void close() {
+    database.close();
+  }
+}

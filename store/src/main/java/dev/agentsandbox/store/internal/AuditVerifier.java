@@ -1,0 +1,177 @@
+package dev.agentsandbox.store.internal;
+
+import dev.agentsandbox.store.AuditHead;
+import dev.agentsandbox.store.VerifyResult;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Walks the audit chain in id order, page by page, and names every row that breaks it. Hashes are
+ * recomputed from the stored column values (the data column's text as stored), so any edit of a
+ * hashed column shows up on the edited row itself.
+ */
+public final class AuditVerifier {
+
+  private static final int PAGE = 1000;
+  private static final int MAX_PROBLEMS = 100;
+
+  private final Database database;
+
+  public AuditVerifier(Database database) {
+    this.database = database;
+  }
+
+  /** Verifies the whole chain; {@code anchor} (nullable) is a head recorded outside the store. */
+  public VerifyResult verify(AuditHead anchor) {
+    // The head is read first: rows appended while the walk runs lie beyond it and are checked as
+    // links of the chain, but the head comparison concerns the row it named when it was read.
+    AuditHead storedHead = database.read("read the audit chain head", AuditVerifier::readHead);
+    Walk walk = new Walk(storedHead, anchor);
+    boolean more = true;
+    while (more) {
+      long after = walk.lastId;
+      more = database.read("verify the audit log", c -> walk.page(c, after));
+    }
+    return walk.result();
+  }
+
+  private static AuditHead readHead(Connection connection) throws SQLException {
+    try (PreparedStatement statement =
+            connection.prepareStatement("SELECT last_id, last_hash FROM audit_head WHERE id = 1");
+        ResultSet rows = statement.executeQuery()) {
+      if (!rows.next()) {
+        throw new SQLException("the audit_head row is missing (was the schema edited by hand?)");
+      }
+      return new AuditHead(rows.getLong("last_id"), rows.getString("last_hash"));
+    }
+  }
+
+  /** The state of one walk along the chain. */
+  private static final class Walk {
+    private final AuditHead storedHead;
+    private final AuditHead anchor;
+    private final List<String> problems = new ArrayList<>();
+    private long suppressed;
+    private long checked;
+    private long lastId;
+    private String lastHash = AuditHash.GENESIS;
+    private boolean storedHeadSeen;
+    private boolean anchorSeen;
+
+    Walk(AuditHead storedHead, AuditHead anchor) {
+      this.storedHead = storedHead;
+      this.anchor = anchor;
+    }
+
+    /** Checks the next page; returns whether a full page was read (there may be more). */
+    boolean page(Connection connection, long after) throws SQLException {
+      int count = 0;
+      try (PreparedStatement statement =
+          connection.prepareStatement(
+              "SELECT id, time_ms, type, actor, agent, run_id, data, prev_hash, hash"
+                  + " FROM audit_log WHERE id > ? ORDER BY id LIMIT ?")) {
+        statement.setLong(1, after);
+        statement.setInt(2, PAGE);
+        try (ResultSet rows = statement.executeQuery()) {
+          while (rows.next()) {
+            count++;
+            check(rows);
+          }
+        }
+      }
+      return count == PAGE;
+    }
+
+    private void check(ResultSet rows) throws SQLException {
+      long id = rows.getLong("id");
+      String prevHash = rows.getString("prev_hash");
+      String hash = rows.getString("hash");
+      checked++;
+      long expectedId = lastId + 1;
+      if (id > expectedId) {
+        problem(
+            id == expectedId + 1
+                ? "row " + expectedId + " is missing before row " + id + " (deleted)"
+                : "rows "
+                    + expectedId
+                    + ".."
+                    + (id - 1)
+                    + " are missing before row "
+                    + id
+                    + " (deleted)");
+      } else if (id < expectedId) {
+        problem("row " + id + ": id is out of sequence (expected " + expectedId + "; inserted)");
+      }
+      if (!lastHash.equals(prevHash)) {
+        problem(
+            "row "
+                + id
+                + ": prev_hash does not match the hash of "
+                + (lastId == 0 ? "the chain start" : "row " + lastId)
+                + " (a row before it was deleted, replaced or reordered)");
+      }
+      String recomputed =
+          AuditHash.of(
+              id,
+              rows.getLong("time_ms"),
+              rows.getString("type"),
+              rows.getString("actor"),
+              rows.getString("agent"),
+              rows.getString("run_id"),
+              rows.getString("data"),
+              prevHash);
+      if (!recomputed.equals(hash)) {
+        problem("row " + id + ": hash does not match the row's contents (edited)");
+      }
+      if (id == storedHead.id()) {
+        storedHeadSeen = true;
+        if (!storedHead.hash().equals(hash)) {
+          problem("row " + id + ": hash differs from the one the chain head recorded (replaced)");
+        }
+      }
+      if (anchor != null && id == anchor.id()) {
+        anchorSeen = true;
+        if (!anchor.hash().equals(hash)) {
+          problem("row " + id + ": hash differs from the anchored head " + anchor + " (replaced)");
+        }
+      }
+      lastId = id;
+      lastHash = hash;
+    }
+
+    private void problem(String text) {
+      if (problems.size() < MAX_PROBLEMS) {
+        problems.add(text);
+      } else {
+        suppressed++;
+      }
+    }
+
+    VerifyResult result() {
+      if (storedHead.id() > 0 && !storedHeadSeen) {
+        problem(
+            "row "
+                + storedHead.id()
+                + " is missing: the chain head records it as the newest row (rows at the end"
+                + " were deleted)");
+      }
+      if (anchor != null && anchor.id() > 0 && !anchorSeen) {
+        problem(
+            "row "
+                + anchor.id()
+                + " is missing: the anchored head "
+                + anchor
+                + " names it (rows at the end were deleted)");
+      }
+      List<String> all = new ArrayList<>(problems);
+      if (suppressed > 0) {
+        all.add("... and " + suppressed + " more problems");
+      }
+      return new VerifyResult(all.isEmpty(), checked, all);
+    }
+  }
+}

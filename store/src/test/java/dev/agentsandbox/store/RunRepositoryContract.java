@@ -1,0 +1,134 @@
+package dev.agentsandbox.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+/** Run records: insert, update through their states, list active and recent. Both dialects. */
+abstract class RunRepositoryContract extends StoreTestBase {
+
+  static RunRecord pending(String runId, Instant createdAt) {
+    return new RunRecord(
+        runId,
+        "helper",
+        "docker",
+        null,
+        "pending",
+        json("[\"python\", \"job.py\"]"),
+        createdAt,
+        null,
+        null,
+        null,
+        null,
+        null,
+        createdAt.plus(Duration.ofMinutes(10)),
+        "ci");
+  }
+
+  @Test
+  void insertedRunIsFoundEqual() {
+    RunRecord run = pending("run-1", START);
+
+    store.runs().insert(run);
+
+    assertThat(store.runs().find("run-1")).contains(run);
+    assertThat(store.runs().find("run-2")).isEmpty();
+  }
+
+  @Test
+  void updateReplacesEveryField() {
+    store.runs().insert(pending("run-1", START));
+    RunRecord ended =
+        new RunRecord(
+            "run-1",
+            "helper",
+            "docker",
+            "runsc",
+            "exited",
+            json("[\"python\", \"job.py\"]"),
+            START,
+            START.plusSeconds(1),
+            START.plusSeconds(9),
+            0,
+            "exited",
+            "done\n",
+            START.plus(Duration.ofMinutes(10)),
+            "ci");
+
+    store.runs().update(ended);
+
+    assertThat(store.runs().find("run-1")).contains(ended);
+  }
+
+  @Test
+  void updatingAnUnknownRunFails() {
+    assertThatThrownBy(() -> store.runs().update(pending("ghost", START)))
+        .isInstanceOf(UnableToAccessStoreException.class)
+        .hasMessageContaining("update run ghost")
+        .hasMessageContaining("no run with id ghost");
+  }
+
+  @Test
+  void duplicateRunIdIsRefused() {
+    store.runs().insert(pending("run-1", START));
+
+    assertThatThrownBy(() -> store.runs().insert(pending("run-1", START)))
+        .isInstanceOf(UnableToAccessStoreException.class)
+        .hasMessageContaining("insert run run-1");
+  }
+
+  @Test
+  void activeListsPendingAndRunningOldestFirst() {
+    store.runs().insert(pending("run-b", START.plusSeconds(2)));
+    store.runs().insert(pending("run-a", START.plusSeconds(1)));
+    store.runs().insert(pending("run-c", START.plusSeconds(3)));
+    RunRecord a = store.runs().find("run-a").orElseThrow();
+    store.runs().update(withStatus(a, "running"));
+    store.runs().update(withStatus(store.runs().find("run-c").orElseThrow(), "killed"));
+
+    assertThat(store.runs().active())
+        .extracting(RunRecord::runId, RunRecord::status)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("run-a", "running"),
+            org.assertj.core.groups.Tuple.tuple("run-b", "pending"));
+  }
+
+  @Test
+  void recentListsNewestFirstUpToTheLimit() {
+    for (int n = 1; n <= 5; n++) {
+      store.runs().insert(pending("run-" + n, START.plusSeconds(n)));
+    }
+
+    assertThat(store.runs().recent(3))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-5", "run-4", "run-3");
+  }
+
+  @Test
+  void unknownStatusIsRefusedByTheRecord() {
+    assertThatThrownBy(() -> withStatus(pending("run-1", START), "paused"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("run status paused is not one of");
+  }
+
+  static RunRecord withStatus(RunRecord run, String status) {
+    return new RunRecord(
+        run.runId(),
+        run.agent(),
+        run.backend(),
+        run.runtime(),
+        status,
+        run.command(),
+        run.createdAt(),
+        run.startedAt(),
+        run.endedAt(),
+        run.exitStatus(),
+        run.endReason(),
+        run.outputTail(),
+        run.expiresAt(),
+        run.owner());
+  }
+}
