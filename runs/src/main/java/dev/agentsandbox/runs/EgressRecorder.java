@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
  * becomes {@code agent_sandbox.egress.deny}, the first allowed connection to each host {@code
  * agent_sandbox.egress.allow}.
  *
- * <p>Thread-safe. Each row is appended (and committed) before the next decision is read, so a
- * crash loses no refusal the proxy had reported.
+ * <p>Thread-safe. Each row is appended (and committed) before the next decision is read, so a crash
+ * loses no refusal the proxy had reported.
  */
 final class EgressRecorder {
   static final String ALLOW = "agent_sandbox.egress.allow";

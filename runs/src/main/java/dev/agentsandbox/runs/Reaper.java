@@ -18,9 +18,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Removes what runs left behind: at start-up and then periodically, each backend deletes its
- * labelled resources whose run is over or whose expiry passed. Each removal is audited as an
- * {@code agent_sandbox.teardown} row by the reaper. Where several replicas serve, {@code isLeader}
- * lets only one of them reap at a time.
+ * labelled resources whose run is over or whose expiry passed. Each removal is audited as an {@code
+ * agent_sandbox.teardown} row by the reaper. Where several replicas serve, {@code isLeader} lets
+ * only one of them reap at a time.
  */
 public final class Reaper {
   private static final Logger LOG = LoggerFactory.getLogger(Reaper.class);

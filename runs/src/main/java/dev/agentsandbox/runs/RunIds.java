@@ -4,8 +4,8 @@ import java.security.SecureRandom;
 import java.util.regex.Pattern;
 
 /**
- * Run ids: 20 characters of lower-case base32 (100 random bits), valid in Docker names,
- * Kubernetes namespace names ({@code agent-run-<id>}) and label values alike.
+ * Run ids: 20 characters of lower-case base32 (100 random bits), valid in Docker names, Kubernetes
+ * namespace names ({@code agent-run-<id>}) and label values alike.
  */
 public final class RunIds {
   private static final char[] ALPHABET = "abcdefghijklmnopqrstuvwxyz234567".toCharArray();

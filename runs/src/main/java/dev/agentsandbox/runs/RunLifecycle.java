@@ -16,8 +16,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One run from launch to teardown, on its own thread: launch, wait to the deadline, collect,
- * record how it ended, tear down on every path, and audit each step.
+ * One run from launch to teardown, on its own thread: launch, wait to the deadline, collect, record
+ * how it ended, tear down on every path, and audit each step.
  */
 final class RunLifecycle {
   static final String FAILURE = "agent_sandbox.failure";
@@ -53,8 +53,19 @@ final class RunLifecycle {
               run.update(
                   r ->
                       new RunRecord(
-                          r.runId(), r.agent(), r.backend(), runtime, "running", r.command(),
-                          r.createdAt(), started, null, null, null, null, r.expiresAt(),
+                          r.runId(),
+                          r.agent(),
+                          r.backend(),
+                          runtime,
+                          "running",
+                          r.command(),
+                          r.createdAt(),
+                          started,
+                          null,
+                          null,
+                          null,
+                          null,
+                          r.expiresAt(),
                           r.owner())));
       stage = "await";
       completion = sandbox.await(deadline);
@@ -113,8 +124,19 @@ final class RunLifecycle {
         run.update(
             r ->
                 new RunRecord(
-                    r.runId(), r.agent(), r.backend(), r.runtime(), status, r.command(),
-                    r.createdAt(), r.startedAt(), ended, exit, endReason, tail, r.expiresAt(),
+                    r.runId(),
+                    r.agent(),
+                    r.backend(),
+                    r.runtime(),
+                    status,
+                    r.command(),
+                    r.createdAt(),
+                    r.startedAt(),
+                    ended,
+                    exit,
+                    endReason,
+                    tail,
+                    r.expiresAt(),
                     r.owner()));
     if (end == Completion.End.DEADLINE) {
       ObjectNode data = json.createObjectNode();
@@ -173,9 +195,20 @@ final class RunLifecycle {
           .runs()
           .update(
               new RunRecord(
-                  r.runId(), r.agent(), r.backend(), r.runtime(), "failed", r.command(),
-                  r.createdAt(), r.startedAt(), now, r.exitStatus(), "error", r.outputTail(),
-                  r.expiresAt(), r.owner()));
+                  r.runId(),
+                  r.agent(),
+                  r.backend(),
+                  r.runtime(),
+                  "failed",
+                  r.command(),
+                  r.createdAt(),
+                  r.startedAt(),
+                  now,
+                  r.exitStatus(),
+                  "error",
+                  r.outputTail(),
+                  r.expiresAt(),
+                  r.owner()));
       recovered++;
     }
     return recovered;

@@ -79,8 +79,8 @@ public final class RunService {
 
   /**
    * What a run of this request would create, without creating anything. Works before sandboxes are
-   * enabled and for agents not yet configured (with the defaults they would get), so a reviewer
-   * can read the manifests before turning anything on.
+   * enabled and for agents not yet configured (with the defaults they would get), so a reviewer can
+   * read the manifests before turning anything on.
    */
   public ObjectNode plan(RunRequest request) {
     checkRequest(request);
@@ -101,7 +101,9 @@ public final class RunService {
       selection = selector.select(config.backend().wireName(), config.requireRuntimeClass());
     } catch (NoUsableBackendException e) {
       throw new RunRefusedException(
-          config.requireRuntimeClass() ? Refusal.RUNTIME_CLASS_REQUIRED : Refusal.BACKEND_UNAVAILABLE,
+          config.requireRuntimeClass()
+              ? Refusal.RUNTIME_CLASS_REQUIRED
+              : Refusal.BACKEND_UNAVAILABLE,
           "planning a run of agent " + request.agent() + ": " + e.getMessage(),
           e.attempts());
     }
@@ -239,12 +241,7 @@ public final class RunService {
             selection.probe(),
             new RunOutput(redactor, settings.tailBytes()),
             new EgressRecorder(
-                spec.runId(),
-                spec.agent(),
-                actor,
-                store.audit(),
-                json,
-                settings.decisionsKept()),
+                spec.runId(), spec.agent(), actor, store.audit(), json, settings.decisionsKept()),
             record);
     live.put(spec.runId(), run);
     executor.execute(() -> lifecycle.execute(run, clock.instant().plus(spec.ttl())));
@@ -301,8 +298,7 @@ public final class RunService {
     ArrayNode keys = data.putArray("env_keys");
     request.env().keySet().stream().sorted().forEach(keys::add);
     data.set(
-        "command",
-        RunViews.command(json, new Redactor(request.env().values()), request.command()));
+        "command", RunViews.command(json, new Redactor(request.env().values()), request.command()));
     store.audit().append(new AuditEvent(REFUSED, actor, request.agent(), null, data));
     return e;
   }
@@ -352,7 +348,8 @@ public final class RunService {
     return store
         .runs()
         .find(runId)
-        .map(r -> RunLifecycle.ACTIVE.contains(r.status()) && r.expiresAt().isAfter(clock.instant()))
+        .map(
+            r -> RunLifecycle.ACTIVE.contains(r.status()) && r.expiresAt().isAfter(clock.instant()))
         .orElse(false);
   }
 

@@ -70,8 +70,7 @@ final class RunViews {
     if (!run.detail().isEmpty()) {
       view.put("detail", run.detail());
     }
-    view.put(
-        "output_tail", record.outputTail() != null ? record.outputTail() : run.output.tail());
+    view.put("output_tail", record.outputTail() != null ? record.outputTail() : run.output.tail());
     view.put("output_bytes", run.output.totalBytes());
     ArrayNode egress = view.putArray("egress");
     run.egress.decisions().forEach(egress::add);
@@ -91,8 +90,7 @@ final class RunViews {
     view.put("output_tail", record.outputTail() == null ? "" : record.outputTail());
     ArrayNode egress = view.putArray("egress");
     List<AuditRow> rows =
-        audit.query(
-            new AuditQuery("agent_sandbox.egress", null, record.runId(), null, null, 1000));
+        audit.query(new AuditQuery("agent_sandbox.egress", null, record.runId(), null, null, 1000));
     for (AuditRow row : rows) {
       ObjectNode decision = egress.addObject();
       decision.put("decision", row.type().endsWith(".deny") ? "deny" : "allow");
