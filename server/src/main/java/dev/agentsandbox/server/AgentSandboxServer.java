@@ -1,41 +1,40 @@
 package dev.agentsandbox.server;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
 import dev.agentsandbox.runs.ConfigSource;
 import dev.agentsandbox.runs.Reaper;
 import dev.agentsandbox.runs.RunService;
-import dev.agentsandbox.server.config.GovernedDocument;
-import dev.agentsandbox.server.http.Route;
-import dev.agentsandbox.server.run.RunEndpoints;
-import dev.agentsandbox.server.run.RunRoutes;
-import java.time.Clock;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.ScheduledExecutorService;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
 import dev.agentsandbox.server.config.GovernedConfigs;
+import dev.agentsandbox.server.config.GovernedDocument;
 import dev.agentsandbox.server.http.ApiHandler;
 import dev.agentsandbox.server.http.Authenticator;
 import dev.agentsandbox.server.http.ErrorMapper;
 import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.Router;
 import dev.agentsandbox.server.http.ServerMetrics;
+import dev.agentsandbox.server.run.RunEndpoints;
+import dev.agentsandbox.server.run.RunRoutes;
 import dev.agentsandbox.store.Store;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The control plane's composition root: wires the store into the admin API and serves it on the
@@ -82,8 +81,7 @@ public final class AgentSandboxServer implements AutoCloseable {
    *
    * @throws UnableToStartServerException when the address cannot be bound
    */
-  public static AgentSandboxServer start(
-      InetSocketAddress listen, Store store, RunWiring wiring) {
+  public static AgentSandboxServer start(InetSocketAddress listen, Store store, RunWiring wiring) {
     ObjectMapper mapper = Json.mapper();
     ServerMetrics metrics = new ServerMetrics(new PrometheusRegistry());
     GovernedConfigs configs = new GovernedConfigs(store, mapper, metrics);
@@ -144,7 +142,8 @@ public final class AgentSandboxServer implements AutoCloseable {
     http.createContext("/", handler);
     int recovered = runs.recover();
     if (recovered > 0) {
-      LOG.warn("marked {} runs a previous life of this control plane left live as failed", recovered);
+      LOG.warn(
+          "marked {} runs a previous life of this control plane left live as failed", recovered);
     }
     ScheduledExecutorService scheduler =
         Executors.newSingleThreadScheduledExecutor(

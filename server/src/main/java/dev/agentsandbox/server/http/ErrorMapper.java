@@ -1,12 +1,12 @@
 package dev.agentsandbox.server.http;
 
-import dev.agentsandbox.runs.Refusal;
-import dev.agentsandbox.runs.RunNotFoundException;
-import dev.agentsandbox.runs.RunRefusedException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.policy.config.ConfigProblem;
 import dev.agentsandbox.policy.config.InvalidConfigException;
+import dev.agentsandbox.runs.Refusal;
+import dev.agentsandbox.runs.RunNotFoundException;
+import dev.agentsandbox.runs.RunRefusedException;
 import dev.agentsandbox.store.StoreException;
 import dev.agentsandbox.store.VersionConflictException;
 import java.util.Map;
@@ -52,9 +52,7 @@ public final class ErrorMapper {
               refusalStatus(refused.refusal()),
               refused.refusal().code(),
               refused.getMessage(),
-              refused.problems().isEmpty()
-                  ? Map.of()
-                  : Map.of("problems", refused.problems()));
+              refused.problems().isEmpty() ? Map.of() : Map.of("problems", refused.problems()));
       case RunNotFoundException notFound ->
           new ApiException(404, "run_not_found", notFound.getMessage());
       case StoreException store -> {

@@ -15,7 +15,11 @@ import java.util.Map;
  * @param body the body
  */
 public record Response(
-    int status, String contentType, Map<String, String> headers, byte[] body, StreamingBody stream) {
+    int status,
+    String contentType,
+    Map<String, String> headers,
+    byte[] body,
+    StreamingBody stream) {
   public static final String JSON = "application/json";
 
   /** Writes a body whose length is not known up front (sent chunked). */

@@ -119,10 +119,7 @@ public final class RunEndpoints {
   public Response output(Request request) {
     request.onlyQueryParams(Set.of());
     RunOutput output = runs.output(runId(request));
-    return Response.streaming(
-        200,
-        "text/plain; charset=utf-8",
-        out -> follow(output, out));
+    return Response.streaming(200, "text/plain; charset=utf-8", out -> follow(output, out));
   }
 
   private static void follow(RunOutput output, OutputStream out) throws IOException {
@@ -155,7 +152,9 @@ public final class RunEndpoints {
     String id = request.pathParam("id");
     if (!RunIds.valid(id)) {
       throw new ApiException(
-          404, "run_not_found", "find run: the id is not a run id (ids are lower-case letters and digits)");
+          404,
+          "run_not_found",
+          "find run: the id is not a run id (ids are lower-case letters and digits)");
     }
     return id;
   }

@@ -30,9 +30,7 @@ final class RunRequestReader {
     while (names.hasNext()) {
       String name = names.next();
       if (!FIELDS.contains(name)) {
-        problems.add(
-            problem(
-                Echo.bounded(name), "unknown field (known: agent, command, env)"));
+        problems.add(problem(Echo.bounded(name), "unknown field (known: agent, command, env)"));
       }
     }
     String agent = "";
@@ -46,7 +44,9 @@ final class RunRequestReader {
     JsonNode commandNode = body.get("command");
     if (commandNode == null || !commandNode.isArray() || commandNode.isEmpty()) {
       problems.add(
-          problem("command", "required: a non-empty array of strings, such as [\"python\", \"job.py\"]"));
+          problem(
+              "command",
+              "required: a non-empty array of strings, such as [\"python\", \"job.py\"]"));
     } else {
       for (int i = 0; i < commandNode.size(); i++) {
         JsonNode arg = commandNode.get(i);

@@ -38,8 +38,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The run API end to end: a real server on loopback, a real SQLite store, the real Docker backend
  * with the locally built proxy and workload images, and an upstream on this host that only the
- * allow-list reaches. Each test asserts the response, the audit rows and that nothing labelled
- * is left behind.
+ * allow-list reaches. Each test asserts the response, the audit rows and that nothing labelled is
+ * left behind.
  */
 class RunApiIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -61,7 +61,10 @@ class RunApiIT {
     docker = DockerClients.fromEnvironment();
     Probe probe = new DockerBackend(docker, DockerBackendConfig.defaults()).probe();
     if (!probe.available()) {
-      fail("RunApiIT needs a Docker daemon: " + probe.detail() + " (scripts/services/docker.sh start)");
+      fail(
+          "RunApiIT needs a Docker daemon: "
+              + probe.detail()
+              + " (scripts/services/docker.sh start)");
     }
     for (String image : List.of(IMAGE, DockerBackendConfig.DEFAULT_PROXY_IMAGE)) {
       try {
@@ -133,10 +136,14 @@ class RunApiIT {
   @Test
   void planShowsTheBackendTheEffectiveListAndEveryObjectAndCreatesNothing() throws Exception {
     JsonNode plan =
-        call("POST", BASE + "/plan", "{\"agent\": \"helper\", \"command\": [\"python\", \"job.py\"]}");
+        call(
+            "POST",
+            BASE + "/plan",
+            "{\"agent\": \"helper\", \"command\": [\"python\", \"job.py\"]}");
     assertThat(plan.path("backend").asText()).isEqualTo("docker");
     assertThat(plan.path("runtime").asText()).isIn("runsc", "runc");
-    assertThat(plan.path("effective_allow").toString()).contains("upstream.test:" + upstream.port());
+    assertThat(plan.path("effective_allow").toString())
+        .contains("upstream.test:" + upstream.port());
     assertThat(plan.path("manifests").size()).isGreaterThanOrEqualTo(3);
     assertThat(ours()).isEmpty();
     HttpResponse<String> yaml =
@@ -169,7 +176,9 @@ class RunApiIT {
         .contains(UpstreamDrill.BODY)
         .contains("denied=403");
     List<String> decisions = new ArrayList<>();
-    result.path("egress").forEach(d -> decisions.add(d.path("decision").asText() + " " + d.path("host").asText()));
+    result
+        .path("egress")
+        .forEach(d -> decisions.add(d.path("decision").asText() + " " + d.path("host").asText()));
     assertThat(decisions).contains("allow upstream.test", "deny denied.test");
     String runId = result.path("run_id").asText();
     List<String> types = auditTypes(runId);
@@ -192,14 +201,19 @@ class RunApiIT {
             JSON.writeValueAsString(
                 Map.of(
                     "agent", "helper",
-                    "command", List.of("sh", "-c", "echo value=$API_TOKEN; echo ghp_0123456789abcdefghijklmnopqrstuvwxyz"),
+                    "command",
+                        List.of(
+                            "sh",
+                            "-c",
+                            "echo value=$API_TOKEN; echo ghp_0123456789abcdefghijklmnopqrstuvwxyz"),
                     "env", Map.of("API_TOKEN", secret))));
     assertThat(result.path("exit_status").asInt()).as(result.toString()).isZero();
     assertThat(result.path("output_tail").asText())
         .doesNotContain(secret)
         .doesNotContain("ghp_0123")
         .contains("[REDACTED]");
-    JsonNode audit = call("GET", "/api/admin/platform/audit?run=" + result.path("run_id").asText(), null);
+    JsonNode audit =
+        call("GET", "/api/admin/platform/audit?run=" + result.path("run_id").asText(), null);
     assertThat(audit.toString()).doesNotContain(secret).doesNotContain(admin).contains("API_TOKEN");
   }
 
@@ -213,7 +227,8 @@ class RunApiIT {
     assertThat(result.path("end").asText()).as(result.toString()).isEqualTo("deadline");
     assertThat(result.path("status").asText()).isEqualTo("deadline");
     assertThat(auditTypes(result.path("run_id").asText()))
-        .containsSubsequence("agent_sandbox.launch", "agent_sandbox.timeout", "agent_sandbox.teardown");
+        .containsSubsequence(
+            "agent_sandbox.launch", "agent_sandbox.timeout", "agent_sandbox.teardown");
   }
 
   @Test
@@ -261,7 +276,9 @@ class RunApiIT {
     assertThat(env.statusCode()).isEqualTo(400);
     JsonNode envBody = JSON.readTree(env.body());
     assertThat(envBody.path("error").asText()).isEqualTo("env_refused");
-    assertThat(envBody.path("problems").toString()).contains("env.https_proxy").contains("env.LD_PRELOAD");
+    assertThat(envBody.path("problems").toString())
+        .contains("env.https_proxy")
+        .contains("env.LD_PRELOAD");
     HttpResponse<String> unknown =
         send(request("POST", BASE + "/run", "{\"agent\": \"stranger\", \"command\": [\"true\"]}"));
     assertThat(unknown.statusCode()).isEqualTo(404);
@@ -319,7 +336,9 @@ class RunApiIT {
       builder.header(headers[i], headers[i + 1]);
     }
     HttpResponse<String> response = send(builder);
-    assertThat(response.statusCode()).as(method + " " + path + ": " + response.body()).isBetween(200, 299);
+    assertThat(response.statusCode())
+        .as(method + " " + path + ": " + response.body())
+        .isBetween(200, 299);
     return JSON.readTree(response.body());
   }
 }

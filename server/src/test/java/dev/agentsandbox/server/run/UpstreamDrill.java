@@ -8,10 +8,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 
 /**
- * An upstream only this host carries: a port-less bridge holding one address from the
- * benchmarking range (198.18.0.0/15, never routed on the internet) with an HTTP server behind it.
- * The runs' proxies reach it because the tests declare that /32 internal; nothing else is sent
- * anywhere but here.
+ * An upstream only this host carries: a port-less bridge holding one address from the benchmarking
+ * range (198.18.0.0/15, never routed on the internet) with an HTTP server behind it. The runs'
+ * proxies reach it because the tests declare that /32 internal; nothing else is sent anywhere but
+ * here.
  */
 final class UpstreamDrill implements AutoCloseable {
   static final String ADDRESS = "198.18.79.1";
