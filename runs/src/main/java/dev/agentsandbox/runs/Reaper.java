@@ -8,10 +8,6 @@ import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.AuditLog;
 import java.time.Clock;
 import java.util.List;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,7 +23,6 @@ public final class Reaper {
 
   private final List<SandboxBackend> backends;
   private final Predicate<String> isLive;
-  private final BooleanSupplier isLeader;
   private final AuditLog audit;
   private final Clock clock;
   private final ObjectMapper json;
@@ -35,13 +30,11 @@ public final class Reaper {
   public Reaper(
       List<SandboxBackend> backends,
       Predicate<String> isLive,
-      BooleanSupplier isLeader,
       AuditLog audit,
       Clock clock,
       ObjectMapper json) {
     this.backends = List.copyOf(backends);
     this.isLive = isLive;
-    this.isLeader = isLeader;
     this.audit = audit;
     this.clock = clock;
     this.json = json;
@@ -49,9 +42,6 @@ public final class Reaper {
 
   /** One pass over every backend that is available here; returns how many runs were reaped. */
   public int reapOnce() {
-    if (!isLeader.getAsBoolean()) {
-      return 0;
-    }
     int reaped = 0;
     for (SandboxBackend backend : backends) {
       if (!backend.probe().available()) {
@@ -79,18 +69,4 @@ public final class Reaper {
     return reaped;
   }
 
-  /** Reaps now and then every {@code periodSeconds} on the scheduler. */
-  public ScheduledFuture<?> schedule(ScheduledExecutorService scheduler, long periodSeconds) {
-    return scheduler.scheduleWithFixedDelay(
-        () -> {
-          try {
-            reapOnce();
-          } catch (RuntimeException e) {
-            LOG.warn("reaper pass failed: {}", e.getMessage());
-          }
-        },
-        0,
-        periodSeconds,
-        TimeUnit.SECONDS);
-  }
 }

@@ -9,6 +9,7 @@ import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.NoUsableBackendException;
 import dev.agentsandbox.backend.Resources;
 import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.AgentSettings;
@@ -97,15 +98,24 @@ public final class RunService {
               dev.agentsandbox.policy.config.Resources.DEFAULT);
     }
     Selection selection;
-    try {
-      selection = selector.select(config.backend().wireName(), config.requireRuntimeClass());
-    } catch (NoUsableBackendException e) {
-      throw new RunRefusedException(
-          config.requireRuntimeClass()
-              ? Refusal.RUNTIME_CLASS_REQUIRED
-              : Refusal.BACKEND_UNAVAILABLE,
-          "planning a run of agent " + request.agent() + ": " + e.getMessage(),
-          e.attempts());
+    String wanted = config.backend().wireName();
+    Optional<SandboxBackend> named =
+        wanted.equals(BackendSelector.AUTO) ? Optional.empty() : selector.named(wanted);
+    if (named.isPresent()) {
+      // A named backend is planned even where it cannot run now: reviewing the manifests for a
+      // cluster before pointing the control plane at it is the point of plan. The probe says so.
+      selection = new Selection(named.get(), named.get().probe());
+    } else {
+      try {
+        selection = selector.select(wanted, config.requireRuntimeClass());
+      } catch (NoUsableBackendException e) {
+        throw new RunRefusedException(
+            config.requireRuntimeClass()
+                ? Refusal.RUNTIME_CLASS_REQUIRED
+                : Refusal.BACKEND_UNAVAILABLE,
+            "planning a run of agent " + request.agent() + ": " + e.getMessage(),
+            e.attempts());
+      }
     }
     RunSpec spec = spec(RunIds.next(), request, agent, config);
     SandboxPlan plan = selection.backend().plan(spec);

@@ -36,6 +36,7 @@ final class RunViews {
     view.put("backend", plan.backend());
     view.put("runtime", plan.runtime());
     view.put("isolation", plan.isolation().name().toLowerCase(java.util.Locale.ROOT));
+    view.put("available", probe.available());
     view.put("probe", probe.detail());
     view.put("image", spec.image());
     ArrayNode command = view.putArray("command");

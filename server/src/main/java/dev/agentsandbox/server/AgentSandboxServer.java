@@ -32,7 +32,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,19 +50,19 @@ public final class AgentSandboxServer implements AutoCloseable {
 
   private final RunService runs;
   private final ExecutorService runExecutor;
-  private final ScheduledExecutorService scheduler;
+  private final AutoCloseable reaping;
 
   private AgentSandboxServer(
       HttpServer http,
       ExecutorService executor,
       RunService runs,
       ExecutorService runExecutor,
-      ScheduledExecutorService scheduler) {
+      AutoCloseable reaping) {
     this.http = http;
     this.executor = executor;
     this.runs = runs;
     this.runExecutor = runExecutor;
-    this.scheduler = scheduler;
+    this.reaping = reaping;
   }
 
   /**
@@ -145,19 +144,11 @@ public final class AgentSandboxServer implements AutoCloseable {
       LOG.warn(
           "marked {} runs a previous life of this control plane left live as failed", recovered);
     }
-    ScheduledExecutorService scheduler =
-        Executors.newSingleThreadScheduledExecutor(
-            Thread.ofPlatform().name("agent-sandbox-reaper").daemon().factory());
-    new Reaper(
-            wiring.backends(),
-            runs::isLive,
-            wiring.isLeader(),
-            store.audit(),
-            Clock.systemUTC(),
-            mapper)
-        .schedule(scheduler, wiring.reapEvery().toSeconds());
+    Reaper reaper =
+        new Reaper(wiring.backends(), runs::isLive, store.audit(), Clock.systemUTC(), mapper);
+    AutoCloseable reaping = wiring.reaping().apply(reaper::reapOnce);
     http.start();
-    return new AgentSandboxServer(http, executor, runs, runExecutor, scheduler);
+    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping);
   }
 
   /** The address actually bound (with the real port when 0 was asked for). */
@@ -179,7 +170,11 @@ public final class AgentSandboxServer implements AutoCloseable {
   @Override
   public void close() {
     http.stop(1);
-    scheduler.shutdownNow();
+    try {
+      reaping.close();
+    } catch (Exception e) {
+      LOG.warn("stopping the reaper: {}", e.getMessage());
+    }
     try {
       // Live runs are killed and torn down; what does not end in time is reaped at the next start.
       runs.shutdown(Duration.ofSeconds(20));

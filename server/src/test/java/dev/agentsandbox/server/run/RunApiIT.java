@@ -106,8 +106,7 @@ class RunApiIT {
                 List.of(UpstreamDrill.ADDRESS + "/32"),
                 Map.of("upstream.test", List.of(UpstreamDrill.ADDRESS))),
             RunSettings.defaults(instanceId),
-            Duration.ofHours(1),
-            () -> true));
+            RunWiring.every(Duration.ofHours(1))));
   }
 
   @AfterEach
