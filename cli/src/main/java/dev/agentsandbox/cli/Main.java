@@ -23,6 +23,8 @@ import picocli.CommandLine.Command;
       ServeCommand.class,
       TokenCommand.class,
       AuditCommand.class,
+      RunCommand.Run.class,
+      RunCommand.Plan.class,
       CommandLine.HelpCommand.class
     })
 public final class Main {
