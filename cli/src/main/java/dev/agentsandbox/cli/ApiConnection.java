@@ -20,7 +20,8 @@ final class ApiConnection {
   @Option(
       names = "--url",
       paramLabel = "URL",
-      description = "Base URL of the service (env AGENT_SANDBOX_URL; default http://127.0.0.1:8080)")
+      description =
+          "Base URL of the service (env AGENT_SANDBOX_URL; default http://127.0.0.1:8080)")
   String url;
 
   @Option(
@@ -31,7 +32,9 @@ final class ApiConnection {
 
   URI uri(String path) {
     String base =
-        url != null ? url : System.getenv().getOrDefault("AGENT_SANDBOX_URL", "http://127.0.0.1:8080");
+        url != null
+            ? url
+            : System.getenv().getOrDefault("AGENT_SANDBOX_URL", "http://127.0.0.1:8080");
     return URI.create(base.replaceAll("/+$", "") + path);
   }
 
@@ -57,7 +60,8 @@ final class ApiConnection {
   /** Sends, prints the body to stdout on success or stderr otherwise; returns the exit code. */
   static int send(CommandSpec spec, HttpRequest request) throws IOException, InterruptedException {
     HttpResponse<String> response;
-    try (HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build()) {
+    try (HttpClient client =
+        HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build()) {
       response = client.send(request, HttpResponse.BodyHandlers.ofString());
     } catch (ConnectException e) {
       throw new IllegalStateException(

@@ -92,7 +92,9 @@ final class Backends {
       int eq = mapping.indexOf('=');
       if (eq <= 0 || eq == mapping.length() - 1) {
         throw new IllegalArgumentException(
-            "--proxy-host " + mapping + ": expected NAME=IP[,IP...], such as mirror.internal=10.0.0.5");
+            "--proxy-host "
+                + mapping
+                + ": expected NAME=IP[,IP...], such as mirror.internal=10.0.0.5");
       }
       List<String> addresses = Arrays.asList(mapping.substring(eq + 1).split(","));
       for (String address : addresses) {

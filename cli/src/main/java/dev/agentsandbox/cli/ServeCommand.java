@@ -1,14 +1,14 @@
 package dev.agentsandbox.cli;
 
 import dev.agentsandbox.server.AgentSandboxServer;
-import dev.agentsandbox.server.RunWiring;
-import java.util.ArrayList;
-import java.util.List;
 import dev.agentsandbox.server.FirstAdminToken;
+import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -93,8 +93,9 @@ final class ServeCommand implements Callable<Integer> {
   @Option(
       names = "--k8s-namespace",
       paramLabel = "NAMESPACE",
-      description = "The control plane's own namespace, where the reaper's Lease lives (default:"
-          + " ${DEFAULT-VALUE})",
+      description =
+          "The control plane's own namespace, where the reaper's Lease lives (default:"
+              + " ${DEFAULT-VALUE})",
       defaultValue = "agent-sandbox")
   String k8sNamespace;
 

@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * @param backends the backends this control plane may use
  * @param operator internal destinations and static names for every run's proxy
  * @param settings run limits and this instance's identity
- * @param reaping starts calling the given reaper pass (at once, then periodically) and returns
- *     what stops it: {@link #every} on one control plane, a Lease election where replicas share a
+ * @param reaping starts calling the given reaper pass (at once, then periodically) and returns what
+ *     stops it: {@link #every} on one control plane, a Lease election where replicas share a
  *     cluster
  */
 public record RunWiring(
@@ -42,7 +42,10 @@ public record RunWiring(
   /** No backends: every run is refused as backend_unavailable; config and audit still work. */
   public static RunWiring none(String instanceId) {
     return new RunWiring(
-        List.of(), OperatorEgress.NONE, RunSettings.defaults(instanceId), every(Duration.ofHours(1)));
+        List.of(),
+        OperatorEgress.NONE,
+        RunSettings.defaults(instanceId),
+        every(Duration.ofHours(1)));
   }
 
   /** Reaps at once and then every {@code period} on a thread of its own. */
