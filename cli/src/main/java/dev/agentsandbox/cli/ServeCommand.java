@@ -5,6 +5,7 @@ import dev.agentsandbox.server.FirstAdminToken;
 import dev.agentsandbox.store.Store;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -78,14 +79,18 @@ final class ServeCommand implements Callable<Integer> {
     try {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
       AgentSandboxServer server = AgentSandboxServer.start(address, opened);
-      tokenFile.ifPresent(
-          file ->
-              out.println(
-                  "first admin token (all scopes) written to "
-                      + file
-                      + " (readable only by you; export AGENT_SANDBOX_TOKEN=$(cat "
-                      + file
-                      + "))"));
+      Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
+      if (tokenFile.isPresent()) {
+        out.println(
+            "first admin token (all scopes) written to "
+                + written
+                + " (readable only by you; export AGENT_SANDBOX_TOKEN=$(cat "
+                + written
+                + "))");
+      } else if (Files.exists(written)) {
+        // A second start creates no token; say again where the first one is.
+        out.println("admin token: " + written + " (written on the first start, unless revoked)");
+      }
       out.println("store: " + opened.dialect());
       out.println("listening on " + server.baseUrl());
       out.flush();
