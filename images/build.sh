@@ -22,10 +22,8 @@ docker version --format '{{.Server.Version}}' >/dev/null 2>&1 \
   || die "building images: no Docker daemon answers (run scripts/install-host.sh)"
 
 BUSYBOX=$(command -v busybox || true)
-if [ -z "$BUSYBOX" ] || ! file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked'; then
-  [ -x /bin/busybox ] && BUSYBOX=/bin/busybox
-fi
-[ -n "$BUSYBOX" ] || die "building images: busybox is missing (apt-get install busybox-static)"
+[ -n "$BUSYBOX" ] || die "building images: busybox is missing (apt-get install busybox-static, or run scripts/install-host.sh)"
+command -v curl >/dev/null || die "building images: curl is missing (apt-get install curl)"
 
 # Copies a dynamically linked program and every shared library it loads into a root filesystem,
 # keeping their paths, so the image runs the host's own build of it.
@@ -33,7 +31,8 @@ copy_with_libs() {
   local rootfs=$1 binary=$2
   mkdir -p "$rootfs$(dirname "$binary")"
   cp -L "$binary" "$rootfs$binary"
-  ldd "$binary" 2>/dev/null | grep -oE '/[^ ]+' | sort -u | while read -r lib; do
+  # ldd fails on a static binary: then there is nothing to copy.
+  { ldd "$binary" 2>/dev/null || true; } | { grep -oE '/[^ ]+' || true; } | sort -u | while read -r lib; do
     [ -e "$lib" ] || continue
     mkdir -p "$rootfs$(dirname "$lib")"
     cp -L "$lib" "$rootfs$lib"
@@ -44,7 +43,9 @@ base_rootfs() {
   local rootfs=$1
   mkdir -p "$rootfs"/{bin,etc,tmp,proc,sys,dev,root}
   chmod 1777 "$rootfs/tmp"
-  cp "$BUSYBOX" "$rootfs/bin/busybox"
+  # busybox-static needs nothing else; a dynamically linked busybox brings its libraries along.
+  copy_with_libs "$rootfs" "$BUSYBOX"
+  [ "$BUSYBOX" = /bin/busybox ] || mv "$rootfs$BUSYBOX" "$rootfs/bin/busybox"
   for applet in $("$BUSYBOX" --list); do
     [ -e "$rootfs/bin/$applet" ] || ln -s busybox "$rootfs/bin/$applet"
   done
@@ -101,7 +102,7 @@ build_proxy() {
   "$jdk/bin/jlink" --add-modules "$modules" --output "$rootfs/opt/java" \
     --strip-debug --no-man-pages --no-header-files --compress=zip-6 --generate-cds-archive
   for lib in "$rootfs/opt/java/bin/java" "$rootfs"/opt/java/lib/*.so "$rootfs"/opt/java/lib/server/*.so; do
-    ldd "$lib" 2>/dev/null | grep -oE '/[^ ]+' | sort -u | while read -r dep; do
+    { ldd "$lib" 2>/dev/null || true; } | { grep -oE '/[^ ]+' || true; } | sort -u | while read -r dep; do
       case "$dep" in "$rootfs"*) continue ;; esac
       [ -e "$dep" ] || continue
       mkdir -p "$rootfs$(dirname "$dep")"

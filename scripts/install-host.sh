@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Prepares a Debian/Ubuntu host for the Docker backend: installs docker.io and runsc when they are
-# missing, registers runsc as a Docker runtime and starts dockerd if no daemon answers.
+# Prepares a Debian/Ubuntu host for the Docker backend: installs docker.io and runsc (and what
+# images/build.sh needs: busybox-static, curl, iproute2 for the tests) when they are missing, registers runsc as a Docker runtime and starts dockerd if no daemon answers.
 #
 # Idempotent: safe to run twice and on a host whose dockerd already runs (then the daemon is left
 # alone; if runsc had to be registered the script says a restart is needed instead of restarting a
@@ -25,6 +25,9 @@ missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v runsc >/dev/null 2>&1 || missing+=(runsc)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+# images/build.sh assembles the images from these host binaries.
+command -v busybox >/dev/null 2>&1 || missing+=(busybox-static)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   # apt-get update only when the package lists cannot resolve what we need.

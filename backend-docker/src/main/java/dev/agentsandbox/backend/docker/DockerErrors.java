@@ -8,7 +8,8 @@ import java.util.regex.Pattern;
 
 /** Reads the daemon's own words out of docker-java's exceptions, for messages people act on. */
 final class DockerErrors {
-  private static final Pattern DAEMON_MESSAGE = Pattern.compile("\"message\"\\s*:\\s*\"([^\"]*)\"");
+  private static final Pattern DAEMON_MESSAGE =
+      Pattern.compile("\"message\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
   private static final int MAX = 300;
 
   private DockerErrors() {}
@@ -18,7 +19,7 @@ final class DockerErrors {
     String text = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     Matcher m = DAEMON_MESSAGE.matcher(text);
     if (m.find()) {
-      text = m.group(1);
+      text = m.group(1).replace("\\\"", "\"");
     }
     if (e instanceof DockerException docker && !(text.startsWith("Status"))) {
       text = "HTTP " + docker.getHttpStatus() + ": " + text;

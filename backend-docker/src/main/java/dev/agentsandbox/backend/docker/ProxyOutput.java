@@ -26,6 +26,9 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
   private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
   private final Deque<String> lastErrors = new ArrayDeque<>();
   private final CountDownLatch ready = new CountDownLatch(1);
+  // Our own: docker-java's awaitCompletion(timeout) closes the stream when it returns, so it cannot
+  // be used to ask "has the output ended yet?".
+  private final CountDownLatch ended = new CountDownLatch(1);
 
   ProxyOutput(SandboxListener listener) {
     this.listener = listener;
@@ -68,12 +71,17 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
   @Override
   public void onComplete() {
     flush();
+    ended.countDown();
     super.onComplete();
   }
 
   @Override
   public void onError(Throwable throwable) {
     flush();
+    synchronized (lastErrors) {
+      lastErrors.addLast("(following its output failed: " + DockerErrors.describe(throwable) + ")");
+    }
+    ended.countDown();
     super.onError(throwable);
   }
 
@@ -95,7 +103,7 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
       if (ready.await(100, TimeUnit.MILLISECONDS)) {
         return true;
       }
-      if (awaitCompletion(0, TimeUnit.MILLISECONDS)) {
+      if (ended.getCount() == 0) {
         return ready.getCount() == 0;
       }
     }

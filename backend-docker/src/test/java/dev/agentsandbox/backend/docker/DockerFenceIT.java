@@ -271,6 +271,35 @@ class DockerFenceIT {
           }
         });
     checks.put(
+        "the host's IPv6 link-local address on the private bridge is unreachable",
+        pair -> {
+          String fenceId =
+              client
+                  .inspectNetworkCmd()
+                  .withNetworkId("asb-" + pair.a().runId() + "-fence")
+                  .exec()
+                  .getId();
+          String bridge = "br-" + fenceId.substring(0, 12);
+          java.util.Optional<String> found = HostDrill.linkLocalOn(bridge);
+          // A host without IPv6 has no such address, and so no such way in.
+          assumeTrue(found.isPresent(), "the host has no IPv6 link-local address on " + bridge);
+          String linkLocal = found.get();
+          String url = "http://[" + linkLocal + "%25eth0]:" + hostPort() + "/";
+          ExecResult r = inA(pair, "curl -g --noproxy '*' -sS -m 3 '" + url + "'");
+          assertThat(r.exitCode()).as(r.toString()).isNotZero();
+          assertThat(r.output()).doesNotContain("host-service");
+          // Control: from the host the same address and port answer.
+          assertThat(
+                  HostDrill.output(
+                      "curl",
+                      "-g",
+                      "-sS",
+                      "-m",
+                      "5",
+                      "http://[" + linkLocal + "%25" + bridge + "]:" + hostPort() + "/"))
+              .contains("host-service");
+        });
+    checks.put(
         "control: the host service answers on the proxy's side of the fence",
         pair -> {
           ExecResult r =

@@ -49,8 +49,21 @@ class DockerLifecycleIT {
     cleanUpAndAssertNothingLeft(client);
   }
 
-  private static Sandbox launch(RunSpec spec, SandboxListener listener, String runtime) {
-    return backend.launch(spec, listener, runtime);
+  /**
+   * Holds a workload back until {@link #launch} has returned: under runsc a workload that exhausts
+   * its pids cap at once kills the Sentry before Docker's start call returns, and the launch fails
+   * instead of the run hitting its cap.
+   */
+  private static final String WAIT_FOR_GO =
+      "i=0; while [ ! -e /tmp/go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; ";
+
+  private static Sandbox launch(RunSpec spec, SandboxListener listener, String runtime)
+      throws InterruptedException {
+    Sandbox sandbox = backend.launch(spec, listener, runtime);
+    if (String.join(" ", spec.command()).contains("/tmp/go")) {
+      exec(client, ((DockerSandbox) sandbox).workloadContainerId(), "touch /tmp/go");
+    }
+    return sandbox;
   }
 
   @ParameterizedTest(name = "under {0}")
@@ -119,7 +132,8 @@ class DockerLifecycleIT {
     // forks past the cap; under runsc the cap bounds the Sentry's host threads, and when the guest
     // exhausts them the whole sandbox dies (exit 2) rather than the one fork failing.
     String script =
-        "( n=0; while [ $n -lt 300 ]; do sleep 8 & n=$((n+1)); echo $n > /tmp/started; done )"
+        WAIT_FOR_GO
+            + "( n=0; while [ $n -lt 300 ]; do sleep 8 & n=$((n+1)); echo $n > /tmp/started; done )"
             + " 2>/dev/null; read n < /tmp/started; echo started=$n";
     RecordingListener listener = new RecordingListener();
     RunSpec spec =
@@ -152,7 +166,7 @@ class DockerLifecycleIT {
     RunSpec spec =
         spec(
             newRunId(),
-            List.of("sh", "-c", "sleep 1; f() { f | f & }; f; sleep 30"),
+            List.of("sh", "-c", WAIT_FOR_GO + "f() { f | f & }; f; sleep 30"),
             noEgress(),
             new Resources(1, 128, 32),
             Duration.ofSeconds(8));
@@ -160,8 +174,6 @@ class DockerLifecycleIT {
       Completion completion = sandbox.await(Instant.now().plusSeconds(60));
       assertThat(completion.end()).isIn(Completion.End.DEADLINE, Completion.End.EXIT);
     }
-    // (Under runsc the bomb starts a second after launch: at once, it can exhaust the Sentry's
-    // threads before Docker's start call returns, and the launch fails instead.)
     // The host is unharmed: the daemon still starts containers and this JVM still forks.
     assertThat(new ProcessBuilder("true").start().waitFor()).isZero();
     assertThat(client.pingCmd().exec()).isNull();

@@ -58,7 +58,8 @@ final class HostDrill implements AutoCloseable {
           new HostDrill(
               serve(UPSTREAM_ADDRESS, "hello from upstream"),
               serve(METADATA_ADDRESS, "metadata-secret"),
-              serve("0.0.0.0", "host-service"));
+              // "::" is dual-stack on Linux: the host service answers on IPv4 and IPv6 alike.
+              serve("::", "host-service"));
       drill.links.addAll(created);
       return drill;
     } catch (IOException | RuntimeException e) {
@@ -114,6 +115,28 @@ final class HostDrill implements AutoCloseable {
       }
     }
     return addresses;
+  }
+
+  /** The IPv6 link-local address the host holds on a bridge interface, if any. */
+  static java.util.Optional<String> linkLocalOn(String interfaceName) throws IOException {
+    NetworkInterface nic = NetworkInterface.getByName(interfaceName);
+    if (nic == null) {
+      return java.util.Optional.empty();
+    }
+    return Collections.list(nic.getInetAddresses()).stream()
+        .filter(a -> a instanceof java.net.Inet6Address && a.isLinkLocalAddress())
+        .map(a -> a.getHostAddress().replaceAll("%.*", ""))
+        .findFirst();
+  }
+
+  /** Runs a program on the host and returns its exit status and output. */
+  static String output(String... command) throws IOException, InterruptedException {
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!process.waitFor(30, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+    }
+    return out;
   }
 
   private static int run(String... command) throws IOException, InterruptedException {
