@@ -6,6 +6,7 @@ import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -136,14 +137,18 @@ final class ServeCommand implements Callable<Integer> {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
       RunWiring wiring = Backends.wiring(this, out);
       AgentSandboxServer server = AgentSandboxServer.start(address, opened, wiring);
-      tokenFile.ifPresent(
-          file ->
-              out.println(
-                  "first admin token (all scopes) written to "
-                      + file
-                      + " (readable only by you; export AGENT_SANDBOX_TOKEN=$(cat "
-                      + file
-                      + "))"));
+      Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
+      if (tokenFile.isPresent()) {
+        out.println(
+            "first admin token (all scopes) written to "
+                + written
+                + " (readable only by you; export AGENT_SANDBOX_TOKEN=$(cat "
+                + written
+                + "))");
+      } else if (Files.exists(written)) {
+        // A second start creates no token; say again where the first one is.
+        out.println("admin token: " + written + " (written on the first start, unless revoked)");
+      }
       out.println("store: " + opened.dialect());
       out.println("listening on " + server.baseUrl());
       out.flush();
