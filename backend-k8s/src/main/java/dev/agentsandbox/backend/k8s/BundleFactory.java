@@ -1,0 +1,264 @@
+package dev.agentsandbox.backend.k8s;
+
+import dev.agentsandbox.backend.Labels;
+import dev.agentsandbox.backend.RunSpec;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LimitRangeBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceQuotaBuilder;
+import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
+import io.fabric8.kubernetes.api.model.rbac.RoleBuilder;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/** Builds one run's {@link KubernetesBundle} from its {@link RunSpec}; pure, creates nothing. */
+final class BundleFactory {
+  static final String NAMESPACE_PREFIX = "agent-run-";
+  static final String ROLE_LABEL = "agent-sandbox.dev/role";
+  static final String SERVICE_ACCOUNT = "agent-run";
+  static final String POLICY_CONFIG_MAP = "egress-policy";
+  static final String PROXY = "egress-proxy";
+  static final String JOB = "agent";
+  static final String AGENT_CONTAINER = "agent";
+  static final String PROXY_CONTAINER = "proxy";
+
+  /** Shown in a plan where the launch fills in the proxy Service's ClusterIP once assigned. */
+  static final String PROXY_IP_AT_LAUNCH = "PROXY-CLUSTER-IP-ASSIGNED-AT-LAUNCH";
+
+  static final String POLICY_FILE = "policy.json";
+
+  private final KubernetesBackendConfig config;
+  private final NetworkFence fence;
+  private final SandboxPods pods;
+  private final KubernetesSerialization serialization = new KubernetesSerialization();
+
+  BundleFactory(KubernetesBackendConfig config) {
+    this.config = config;
+    this.fence = new NetworkFence(config);
+    this.pods = new SandboxPods(config);
+  }
+
+  static String namespaceOf(String runId) {
+    return NAMESPACE_PREFIX + runId;
+  }
+
+  static Map<String, String> agentPodSelector(String runId) {
+    return Map.of(Labels.RUN_ID, runId, ROLE_LABEL, "agent");
+  }
+
+  static Map<String, String> proxyPodSelector(String runId) {
+    return Map.of(Labels.RUN_ID, runId, ROLE_LABEL, "proxy");
+  }
+
+  /**
+   * Every object of the run, in creation order.
+   *
+   * @param runtimeClass the RuntimeClass both pods run under, or empty for the node's default
+   * @param proxyIp the proxy Service's ClusterIP, or empty in a plan (it is assigned at launch)
+   */
+  KubernetesBundle build(RunSpec spec, Optional<String> runtimeClass, Optional<String> proxyIp) {
+    String ns = namespaceOf(spec.runId());
+    Map<String, String> labels = spec.labels();
+    Map<String, String> agentPod = agentPodSelector(spec.runId());
+    Map<String, String> proxyPod = proxyPodSelector(spec.runId());
+    List<HasMetadata> objects = new ArrayList<>();
+    objects.add(namespace(ns, labels));
+    objects.add(fence.defaultDeny(ns, labels));
+    objects.add(fence.agentEgress(ns, labels, agentPod, proxyPod));
+    objects.add(fence.proxyFence(ns, labels, agentPod, proxyPod, spec.egress().internalCidrs()));
+    objects.add(
+        new ServiceAccountBuilder()
+            .withNewMetadata()
+            .withName(SERVICE_ACCOUNT)
+            .withNamespace(ns)
+            .withLabels(labels)
+            .endMetadata()
+            .withAutomountServiceAccountToken(false)
+            .build());
+    // A Role with no rules: the run's identity can do nothing, in its namespace or anywhere else.
+    objects.add(
+        new RoleBuilder()
+            .withNewMetadata()
+            .withName(SERVICE_ACCOUNT)
+            .withNamespace(ns)
+            .withLabels(labels)
+            .endMetadata()
+            .withRules(List.of())
+            .build());
+    objects.add(
+        new RoleBindingBuilder()
+            .withNewMetadata()
+            .withName(SERVICE_ACCOUNT)
+            .withNamespace(ns)
+            .withLabels(labels)
+            .endMetadata()
+            .addNewSubject()
+            .withKind("ServiceAccount")
+            .withName(SERVICE_ACCOUNT)
+            .withNamespace(ns)
+            .endSubject()
+            .withNewRoleRef()
+            .withApiGroup("rbac.authorization.k8s.io")
+            .withKind("Role")
+            .withName(SERVICE_ACCOUNT)
+            .endRoleRef()
+            .build());
+    objects.add(quota(spec, ns, labels));
+    objects.add(limitRange(ns, labels));
+    objects.add(
+        new ConfigMapBuilder()
+            .withNewMetadata()
+            .withName(POLICY_CONFIG_MAP)
+            .withNamespace(ns)
+            .withLabels(labels)
+            .endMetadata()
+            .withData(Map.of(POLICY_FILE, proxyPolicyJson(spec)))
+            .build());
+    objects.add(
+        new PodBuilder()
+            .withNewMetadata()
+            .withName(PROXY)
+            .withNamespace(ns)
+            .withLabels(merge(labels, proxyPod))
+            .endMetadata()
+            .withSpec(pods.proxy(runtimeClass))
+            .build());
+    objects.add(
+        new ServiceBuilder()
+            .withNewMetadata()
+            .withName(PROXY)
+            .withNamespace(ns)
+            .withLabels(labels)
+            .endMetadata()
+            .withNewSpec()
+            .withType("ClusterIP")
+            .withSelector(proxyPod)
+            .addNewPort()
+            .withName("proxy")
+            .withProtocol("TCP")
+            .withPort(config.proxyPort())
+            .withTargetPort(new IntOrString(config.proxyPort()))
+            .endPort()
+            .endSpec()
+            .build());
+    objects.add(
+        new JobBuilder()
+            .withNewMetadata()
+            .withName(JOB)
+            .withNamespace(ns)
+            .withLabels(labels)
+            .endMetadata()
+            .withNewSpec()
+            .withBackoffLimit(0)
+            .withActiveDeadlineSeconds(Math.max(1L, (spec.ttl().toMillis() + 999) / 1000))
+            .withTtlSecondsAfterFinished((int) config.jobTtlAfterFinished().toSeconds())
+            .withNewTemplate()
+            .withNewMetadata()
+            .withLabels(merge(labels, agentPod))
+            .endMetadata()
+            .withSpec(pods.agent(spec, runtimeClass, proxyIp))
+            .endTemplate()
+            .endSpec()
+            .build());
+    return new KubernetesBundle(ns, objects);
+  }
+
+  private HasMetadata namespace(String ns, Map<String, String> labels) {
+    Map<String, String> all = new TreeMap<>(labels);
+    for (String mode : List.of("enforce", "warn", "audit")) {
+      all.put("pod-security.kubernetes.io/" + mode, "restricted");
+      all.put("pod-security.kubernetes.io/" + mode + "-version", config.podSecurityVersion());
+    }
+    return new NamespaceBuilder()
+        .withNewMetadata()
+        .withName(ns)
+        .withLabels(all)
+        .endMetadata()
+        .build();
+  }
+
+  private HasMetadata quota(RunSpec spec, String ns, Map<String, String> labels) {
+    SandboxQuota q = config.quota();
+    long cpuMillis = agentCpuMillis(spec) + q.proxyCpuMillis();
+    long memoryMb = spec.resources().memoryMb() + (long) q.proxyMemoryMb();
+    long storageMb = 2L * q.ephemeralStorageMb();
+    Map<String, Quantity> hard = new TreeMap<>();
+    for (String bound : List.of("requests", "limits")) {
+      hard.put(bound + ".cpu", new Quantity(cpuMillis + "m"));
+      hard.put(bound + ".memory", new Quantity(memoryMb + "Mi"));
+      hard.put(bound + ".ephemeral-storage", new Quantity(storageMb + "Mi"));
+    }
+    hard.put("pods", new Quantity("2"));
+    hard.put("services", new Quantity("1"));
+    hard.put("services.nodeports", new Quantity("0"));
+    hard.put("services.loadbalancers", new Quantity("0"));
+    hard.put("persistentvolumeclaims", new Quantity("0"));
+    return new ResourceQuotaBuilder()
+        .withNewMetadata()
+        .withName(SERVICE_ACCOUNT)
+        .withNamespace(ns)
+        .withLabels(labels)
+        .endMetadata()
+        .withNewSpec()
+        .withHard(hard)
+        .endSpec()
+        .build();
+  }
+
+  private HasMetadata limitRange(String ns, Map<String, String> labels) {
+    Map<String, Quantity> defaults =
+        Map.of(
+            "cpu", new Quantity("100m"),
+            "memory", new Quantity("128Mi"),
+            "ephemeral-storage", new Quantity("256Mi"));
+    return new LimitRangeBuilder()
+        .withNewMetadata()
+        .withName(SERVICE_ACCOUNT)
+        .withNamespace(ns)
+        .withLabels(labels)
+        .endMetadata()
+        .withNewSpec()
+        .addNewLimit()
+        .withType("Container")
+        .withDefault(defaults)
+        .withDefaultRequest(defaults)
+        .endLimit()
+        .endSpec()
+        .build();
+  }
+
+  private String proxyPolicyJson(RunSpec spec) {
+    Map<String, Object> policy = new LinkedHashMap<>();
+    policy.put("listen", "0.0.0.0:" + config.proxyPort());
+    policy.put("allow", spec.egress().allow().asStrings());
+    policy.put(
+        "instance_allow", spec.egress().instanceAllow().map(a -> a.asStrings()).orElse(null));
+    policy.put("internal_cidrs", spec.egress().internalCidrs());
+    policy.put("hosts", new TreeMap<>(spec.egress().hosts()));
+    policy.put("run_id", spec.runId());
+    policy.put("decisions", "-");
+    return serialization.asJson(policy);
+  }
+
+  static long agentCpuMillis(RunSpec spec) {
+    return Math.max(1L, Math.round(spec.resources().cpus() * 1000));
+  }
+
+  private static Map<String, String> merge(Map<String, String> a, Map<String, String> b) {
+    Map<String, String> all = new TreeMap<>(a);
+    all.putAll(b);
+    return all;
+  }
+}

@@ -1,0 +1,275 @@
+package dev.agentsandbox.backend.k8s;
+
+import dev.agentsandbox.backend.Completion;
+import dev.agentsandbox.backend.Completion.End;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxListener;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One run's namespace: watches the agent's Job to its end or the deadline, then hands the agent's
+ * output tail and the proxy's decisions to the listener. Teardown deletes the namespace, which
+ * takes everything in it along.
+ */
+final class KubernetesSandbox implements Sandbox {
+  private final KubernetesClient client;
+  private final KubernetesBackendConfig config;
+  private final Clock clock;
+  private final String runId;
+  private final String namespace;
+  private final String runtime;
+  private final SandboxListener listener;
+  private final CountDownLatch killRequested = new CountDownLatch(1);
+  private final AtomicBoolean awaiting = new AtomicBoolean();
+  private final AtomicBoolean collected = new AtomicBoolean();
+  private final AtomicBoolean tornDown = new AtomicBoolean();
+
+  KubernetesSandbox(
+      KubernetesClient client,
+      KubernetesBackendConfig config,
+      Clock clock,
+      String runId,
+      String runtime,
+      SandboxListener listener) {
+    this.client = client;
+    this.config = config;
+    this.clock = clock;
+    this.runId = runId;
+    this.namespace = BundleFactory.namespaceOf(runId);
+    this.runtime = runtime;
+    this.listener = listener;
+  }
+
+  @Override
+  public String runId() {
+    return runId;
+  }
+
+  @Override
+  public String runtime() {
+    return runtime;
+  }
+
+  @Override
+  public Completion await(Instant deadline) throws InterruptedException {
+    awaiting.set(true);
+    try {
+      while (true) {
+        if (killRequested.getCount() == 0) {
+          return stop(End.KILLED, "killed by an operator");
+        }
+        Job job;
+        try {
+          job = client.batch().v1().jobs().inNamespace(namespace).withName(BundleFactory.JOB).get();
+        } catch (KubernetesClientException e) {
+          return new Completion(
+              End.ERROR, OptionalInt.empty(), "reading Job " + jobRef() + ": " + Messages.of(e));
+        }
+        if (job == null) {
+          return new Completion(
+              End.ERROR,
+              OptionalInt.empty(),
+              "Job " + jobRef() + " disappeared before it finished (deleted outside the backend?)");
+        }
+        Optional<JobCondition> finished = finishedCondition(job);
+        if (finished.isPresent()) {
+          return finish(finished.get());
+        }
+        Duration left = Duration.between(clock.instant(), deadline);
+        if (left.isNegative() || left.isZero()) {
+          return stop(End.DEADLINE, "deadline " + deadline + " passed; the Job was deleted");
+        }
+        long waitMillis = Math.max(1, Math.min(config.pollInterval().toMillis(), left.toMillis()));
+        killRequested.await(waitMillis, TimeUnit.MILLISECONDS);
+      }
+    } finally {
+      awaiting.set(false);
+    }
+  }
+
+  @Override
+  public void kill() {
+    killRequested.countDown();
+    if (!awaiting.get()) {
+      // Nobody is waiting to collect the output first, so stop the workload right away.
+      deleteJob();
+    }
+  }
+
+  @Override
+  public void teardown() {
+    if (!tornDown.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      client.namespaces().withName(namespace).delete();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 404) {
+        tornDown.set(false);
+        throw new UnableToTearDownSandboxException(
+            "deleting namespace "
+                + namespace
+                + " of run "
+                + runId
+                + ": "
+                + Messages.of(e)
+                + " (the reaper retries; kubectl delete namespace "
+                + namespace
+                + ")",
+            e);
+      }
+    }
+  }
+
+  private Completion finish(JobCondition condition) {
+    OptionalInt exit = exitStatus();
+    collect();
+    if ("Complete".equals(condition.getType())) {
+      return new Completion(End.EXIT, exit.isPresent() ? exit : OptionalInt.of(0), "Job complete");
+    }
+    if ("DeadlineExceeded".equals(condition.getReason())) {
+      return new Completion(
+          End.DEADLINE, exit, "Job exceeded activeDeadlineSeconds; Kubernetes stopped it");
+    }
+    if (exit.isPresent()) {
+      return new Completion(End.EXIT, exit, "Job failed: the agent exited with " + exit.getAsInt());
+    }
+    return new Completion(
+        End.ERROR,
+        exit,
+        "Job failed: " + condition.getReason() + ": " + String.valueOf(condition.getMessage()));
+  }
+
+  /** Collects what the workload produced, then deletes its Job so it stops. */
+  private Completion stop(End end, String detail) {
+    OptionalInt exit = exitStatus();
+    collect();
+    deleteJob();
+    return new Completion(end, exit, detail);
+  }
+
+  private void deleteJob() {
+    try {
+      client
+          .batch()
+          .v1()
+          .jobs()
+          .inNamespace(namespace)
+          .withName(BundleFactory.JOB)
+          .withPropagationPolicy(DeletionPropagation.BACKGROUND)
+          .withGracePeriod(0)
+          .delete();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 404) {
+        throw new UnableToTearDownSandboxException(
+            "deleting Job "
+                + jobRef()
+                + " of run "
+                + runId
+                + ": "
+                + Messages.of(e)
+                + " (teardown deletes the namespace anyway)",
+            e);
+      }
+    }
+  }
+
+  private static Optional<JobCondition> finishedCondition(Job job) {
+    if (job.getStatus() == null || job.getStatus().getConditions() == null) {
+      return Optional.empty();
+    }
+    return job.getStatus().getConditions().stream()
+        .filter(c -> "True".equals(c.getStatus()))
+        .filter(c -> "Complete".equals(c.getType()) || "Failed".equals(c.getType()))
+        .findFirst();
+  }
+
+  private Optional<Pod> agentPod() {
+    List<Pod> pods =
+        client
+            .pods()
+            .inNamespace(namespace)
+            .withLabels(BundleFactory.agentPodSelector(runId))
+            .list()
+            .getItems();
+    return pods.stream().findFirst();
+  }
+
+  private OptionalInt exitStatus() {
+    try {
+      Optional<Pod> pod = agentPod();
+      if (pod.isEmpty() || pod.get().getStatus() == null) {
+        return OptionalInt.empty();
+      }
+      List<ContainerStatus> statuses = pod.get().getStatus().getContainerStatuses();
+      if (statuses == null) {
+        return OptionalInt.empty();
+      }
+      return statuses.stream()
+          .filter(s -> BundleFactory.AGENT_CONTAINER.equals(s.getName()))
+          .filter(s -> s.getState() != null && s.getState().getTerminated() != null)
+          .mapToInt(s -> s.getState().getTerminated().getExitCode())
+          .findFirst();
+    } catch (KubernetesClientException e) {
+      return OptionalInt.empty();
+    }
+  }
+
+  /** The agent's output tail and the proxy's decisions, delivered once per sandbox. */
+  private void collect() {
+    if (!collected.compareAndSet(false, true)) {
+      return;
+    }
+    Optional<Pod> agent;
+    try {
+      agent = agentPod();
+    } catch (KubernetesClientException e) {
+      agent = Optional.empty();
+    }
+    agent
+        .flatMap(pod -> readLog(pod.getMetadata().getName(), BundleFactory.AGENT_CONTAINER, true))
+        .filter(log -> !log.isEmpty())
+        .ifPresent(log -> listener.onOutput(log.getBytes(StandardCharsets.UTF_8)));
+    // The proxy writes its ready line to stderr and one JSON decision per line to stdout; the
+    // pod log interleaves both, and only the JSON lines are decisions.
+    readLog(BundleFactory.PROXY, BundleFactory.PROXY_CONTAINER, false)
+        .ifPresent(
+            log ->
+                log.lines()
+                    .map(String::strip)
+                    .filter(line -> line.startsWith("{"))
+                    .forEach(listener::onEgressDecision));
+  }
+
+  private Optional<String> readLog(String pod, String container, boolean tail) {
+    try {
+      var resource = client.pods().inNamespace(namespace).withName(pod).inContainer(container);
+      String log =
+          tail ? resource.tailingLines(config.outputTailLines()).getLog() : resource.getLog();
+      return Optional.ofNullable(log);
+    } catch (KubernetesClientException e) {
+      // A pod that never started has no log; the completion still says how the run ended.
+      return Optional.empty();
+    }
+  }
+
+  private String jobRef() {
+    return namespace + "/" + BundleFactory.JOB;
+  }
+}

@@ -1,0 +1,173 @@
+package dev.agentsandbox.backend.k8s;
+
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.IPBlockBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRuleBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeerBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPortBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The three NetworkPolicies that fence one sandbox namespace: default deny for every pod, the agent
+ * reaching only the proxy's port, and the proxy reaching only cluster DNS and public addresses.
+ */
+final class NetworkFence {
+  /** The name of the policy that denies all traffic to and from every pod of the namespace. */
+  static final String DEFAULT_DENY = "default-deny";
+
+  /** The name of the policy that lets the agent reach the proxy's port and nothing else. */
+  static final String AGENT_EGRESS = "agent-egress-to-proxy";
+
+  /** The name of the policy for the proxy's ingress (from the agent) and egress (DNS, public). */
+  static final String PROXY_FENCE = "proxy-fence";
+
+  /**
+   * IPv4 ranges the proxy may never reach directly: private (RFC 1918), loopback, link-local (the
+   * cloud metadata service lives at 169.254.169.254), CGNAT (RFC 6598; Tailscale and some clouds'
+   * internal addresses), "this network", IETF protocol assignments, benchmarking, multicast and
+   * reserved. The proxy refuses these too; the policy holds even if the proxy were subverted.
+   */
+  static final List<String> IPV4_EXCEPT =
+      List.of(
+          "0.0.0.0/8",
+          "10.0.0.0/8",
+          "100.64.0.0/10",
+          "127.0.0.0/8",
+          "169.254.0.0/16",
+          "172.16.0.0/12",
+          "192.0.0.0/24",
+          "192.168.0.0/16",
+          "198.18.0.0/15",
+          "224.0.0.0/4",
+          "240.0.0.0/4");
+
+  /**
+   * IPv6 ranges the proxy may never reach directly: loopback, IPv4-mapped, NAT64, unique-local (AWS
+   * serves its IPv6 metadata service at fd00:ec2::254), link-local and multicast.
+   */
+  static final List<String> IPV6_EXCEPT =
+      List.of("::1/128", "::ffff:0:0/96", "64:ff9b::/96", "fc00::/7", "fe80::/10", "ff00::/8");
+
+  private final KubernetesBackendConfig config;
+
+  NetworkFence(KubernetesBackendConfig config) {
+    this.config = config;
+  }
+
+  /** Denies ingress and egress for every pod in the namespace; created before any pod. */
+  NetworkPolicy defaultDeny(String namespace, Map<String, String> labels) {
+    return new NetworkPolicyBuilder()
+        .withNewMetadata()
+        .withName(DEFAULT_DENY)
+        .withNamespace(namespace)
+        .withLabels(labels)
+        .endMetadata()
+        .withNewSpec()
+        .withPodSelector(new LabelSelector())
+        .withPolicyTypes("Ingress", "Egress")
+        .endSpec()
+        .build();
+  }
+
+  /** The agent may open TCP connections to the proxy pod's port, and to nothing else. */
+  NetworkPolicy agentEgress(
+      String namespace,
+      Map<String, String> labels,
+      Map<String, String> agentPod,
+      Map<String, String> proxyPod) {
+    return new NetworkPolicyBuilder()
+        .withNewMetadata()
+        .withName(AGENT_EGRESS)
+        .withNamespace(namespace)
+        .withLabels(labels)
+        .endMetadata()
+        .withNewSpec()
+        .withPodSelector(selector(agentPod))
+        .withPolicyTypes("Egress")
+        .withEgress(
+            new NetworkPolicyEgressRuleBuilder()
+                .withTo(new NetworkPolicyPeerBuilder().withPodSelector(selector(proxyPod)).build())
+                .withPorts(port("TCP", config.proxyPort()))
+                .build())
+        .endSpec()
+        .build();
+  }
+
+  /**
+   * The proxy accepts only the agent, on its port; it reaches cluster DNS (the DNS pods of the DNS
+   * namespace, both in one peer so that neither alone opens anything) and public addresses, plus
+   * any internal destinations the operator declared for this run's egress policy.
+   */
+  NetworkPolicy proxyFence(
+      String namespace,
+      Map<String, String> labels,
+      Map<String, String> agentPod,
+      Map<String, String> proxyPod,
+      List<String> internalCidrs) {
+    List<NetworkPolicyEgressRule> egress = new ArrayList<>();
+    egress.add(
+        new NetworkPolicyEgressRuleBuilder()
+            .withTo(
+                new NetworkPolicyPeerBuilder()
+                    .withNamespaceSelector(
+                        selector(Map.of("kubernetes.io/metadata.name", config.dnsNamespace())))
+                    .withPodSelector(selector(config.dnsPodLabels()))
+                    .build())
+            .withPorts(port("UDP", 53), port("TCP", 53))
+            .build());
+    List<NetworkPolicyPeer> publicPeers = new ArrayList<>();
+    publicPeers.add(ipBlock("0.0.0.0/0", IPV4_EXCEPT));
+    if (config.dualStack()) {
+      publicPeers.add(ipBlock("::/0", IPV6_EXCEPT));
+    }
+    egress.add(new NetworkPolicyEgressRuleBuilder().withTo(publicPeers).build());
+    if (!internalCidrs.isEmpty()) {
+      egress.add(
+          new NetworkPolicyEgressRuleBuilder()
+              .withTo(internalCidrs.stream().map(cidr -> ipBlock(cidr, List.of())).toList())
+              .build());
+    }
+    return new NetworkPolicyBuilder()
+        .withNewMetadata()
+        .withName(PROXY_FENCE)
+        .withNamespace(namespace)
+        .withLabels(labels)
+        .endMetadata()
+        .withNewSpec()
+        .withPodSelector(selector(proxyPod))
+        .withPolicyTypes("Ingress", "Egress")
+        .addNewIngress()
+        .withFrom(new NetworkPolicyPeerBuilder().withPodSelector(selector(agentPod)).build())
+        .withPorts(port("TCP", config.proxyPort()))
+        .endIngress()
+        .withEgress(egress)
+        .endSpec()
+        .build();
+  }
+
+  private static NetworkPolicyPeer ipBlock(String cidr, List<String> except) {
+    return new NetworkPolicyPeerBuilder()
+        .withIpBlock(new IPBlockBuilder().withCidr(cidr).withExcept(except).build())
+        .build();
+  }
+
+  private static LabelSelector selector(Map<String, String> labels) {
+    return new LabelSelectorBuilder().withMatchLabels(labels).build();
+  }
+
+  private static NetworkPolicyPort port(String protocol, int number) {
+    return new NetworkPolicyPortBuilder()
+        .withProtocol(protocol)
+        .withPort(new IntOrString(number))
+        .build();
+  }
+}

@@ -1,0 +1,175 @@
+package dev.agentsandbox.backend.k8s;
+
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/** Creates one run's objects in order, waits for its proxy, then starts the agent's Job. */
+final class SandboxLauncher {
+  private final KubernetesClient client;
+  private final KubernetesBackendConfig config;
+  private final Clock clock;
+  private final BundleFactory factory;
+
+  SandboxLauncher(
+      KubernetesClient client, KubernetesBackendConfig config, Clock clock, BundleFactory factory) {
+    this.client = client;
+    this.config = config;
+    this.clock = clock;
+    this.factory = factory;
+  }
+
+  Sandbox launch(
+      RunSpec spec, Optional<String> runtimeClass, String runtime, SandboxListener listener) {
+    KubernetesBundle bundle = factory.build(spec, runtimeClass, Optional.empty());
+    KubernetesSandbox sandbox =
+        new KubernetesSandbox(client, config, clock, spec.runId(), runtime, listener);
+    List<HasMetadata> objects = bundle.objects();
+    boolean namespaceCreated = false;
+    try {
+      // Everything but the Job: the fence exists before any pod, the proxy before the agent.
+      for (HasMetadata object : objects.subList(0, objects.size() - 1)) {
+        create(spec, object);
+        // A namespace that was already there is not ours to delete when a later step fails.
+        namespaceCreated = true;
+      }
+      String proxyIp = awaitProxy(spec, bundle.namespace());
+      Job job =
+          factory.build(spec, runtimeClass, Optional.of(proxyIp)).get(Job.class, BundleFactory.JOB);
+      create(spec, job);
+      return sandbox;
+    } catch (RuntimeException e) {
+      if (namespaceCreated) {
+        tearDownAfter(sandbox, e);
+      }
+      throw e;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      UnableToLaunchSandboxException failure =
+          new UnableToLaunchSandboxException(
+              "launch of run "
+                  + spec.runId()
+                  + " in namespace "
+                  + bundle.namespace()
+                  + ": interrupted while waiting for the egress proxy (its namespace was deleted)",
+              e);
+      tearDownAfter(sandbox, failure);
+      throw failure;
+    }
+  }
+
+  private static void tearDownAfter(KubernetesSandbox sandbox, RuntimeException failure) {
+    try {
+      sandbox.teardown();
+    } catch (RuntimeException teardownFailure) {
+      // The launch failure is the news; the reaper removes the namespace from its labels later.
+      failure.addSuppressed(teardownFailure);
+    }
+  }
+
+  private void create(RunSpec spec, HasMetadata object) {
+    try {
+      client.resource(object).create();
+    } catch (KubernetesClientException e) {
+      String where =
+          object.getMetadata().getNamespace() == null
+              ? ""
+              : " in namespace " + object.getMetadata().getNamespace();
+      throw new UnableToLaunchSandboxException(
+          "creating "
+              + object.getKind()
+              + " "
+              + object.getMetadata().getName()
+              + where
+              + " for run "
+              + spec.runId()
+              + ": "
+              + Messages.of(e)
+              + " (check the control plane's ClusterRole and the cluster's admission policies)",
+          e);
+    }
+  }
+
+  /**
+   * Waits until the proxy's Service has a ClusterIP and the proxy pod is ready, so that the agent's
+   * first connection finds a listening proxy.
+   */
+  private String awaitProxy(RunSpec spec, String namespace) throws InterruptedException {
+    Instant until = clock.instant().plus(config.proxyReadyTimeout());
+    String waitingFor = "a ClusterIP for Service " + BundleFactory.PROXY;
+    while (true) {
+      Service service =
+          client.services().inNamespace(namespace).withName(BundleFactory.PROXY).get();
+      String ip =
+          service == null || service.getSpec() == null ? null : service.getSpec().getClusterIP();
+      if (ip != null && !ip.isBlank() && !"None".equals(ip)) {
+        Pod pod = client.pods().inNamespace(namespace).withName(BundleFactory.PROXY).get();
+        String phase = pod == null || pod.getStatus() == null ? null : pod.getStatus().getPhase();
+        if ("Failed".equals(phase) || "Succeeded".equals(phase)) {
+          throw new UnableToLaunchSandboxException(
+              "starting the egress proxy of run "
+                  + spec.runId()
+                  + " in namespace "
+                  + namespace
+                  + ": proxy pod ended with phase "
+                  + phase
+                  + " before the agent started"
+                  + " (kubectl -n "
+                  + namespace
+                  + " logs "
+                  + BundleFactory.PROXY
+                  + ")");
+        }
+        if (isReady(pod)) {
+          return ip;
+        }
+        waitingFor = "pod " + BundleFactory.PROXY + " to become Ready (phase " + phase + ")";
+      }
+      Duration left = Duration.between(clock.instant(), until);
+      if (left.isNegative() || left.isZero()) {
+        throw new UnableToLaunchSandboxException(
+            "starting the egress proxy of run "
+                + spec.runId()
+                + " in namespace "
+                + namespace
+                + ": still waiting for "
+                + waitingFor
+                + " after "
+                + config.proxyReadyTimeout()
+                + " (kubectl -n "
+                + namespace
+                + " describe pod "
+                + BundleFactory.PROXY
+                + "; is the image "
+                + config.proxyImage()
+                + " pullable from the nodes?)");
+      }
+      Thread.sleep(Math.min(config.pollInterval().toMillis(), Math.max(1, left.toMillis())));
+    }
+  }
+
+  private static boolean isReady(Pod pod) {
+    if (pod == null || pod.getStatus() == null || pod.getStatus().getConditions() == null) {
+      return false;
+    }
+    for (PodCondition condition : pod.getStatus().getConditions()) {
+      if ("Ready".equals(condition.getType()) && "True".equals(condition.getStatus())) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
