@@ -134,6 +134,20 @@ final class DockerItSupport {
     }
   }
 
+  /** Starts {@code sh -c script} inside the container and does not wait for it. */
+  static void startDetached(DockerClient client, String containerId, String script) {
+    String execId = client.execCreateCmd(containerId).withCmd("sh", "-c", script).exec().getId();
+    try {
+      client
+          .execStartCmd(execId)
+          .withDetach(true)
+          .exec(new ResultCallback.Adapter<Frame>())
+          .close();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   /**
    * Names of every container and network carrying our managed-by label and a test run's id (runs of
    * a control plane sharing the daemon are not the tests' business).
