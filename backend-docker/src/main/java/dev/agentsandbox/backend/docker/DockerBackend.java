@@ -1,0 +1,140 @@
+package dev.agentsandbox.backend.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.model.Info;
+import com.github.dockerjava.api.model.RuntimeInfo;
+import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.ReapReport;
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxBackend;
+import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.backend.SandboxPlan;
+import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.function.Predicate;
+
+/**
+ * Sandboxes as Docker containers: per run, a private network that reaches nothing outside itself,
+ * the run's egress proxy on it and on a network that leads out, and the workload on the private
+ * network only, under gVisor when the daemon has {@code runsc}. See docs/backends/docker.md.
+ */
+public final class DockerBackend implements SandboxBackend {
+  /** The backend's configured name. */
+  public static final String NAME = "docker";
+
+  /** No run lives longer than this, whatever its ttl says. */
+  public static final Duration MAX_TTL = Duration.ofHours(4);
+
+  private final DockerClient client;
+  private final DockerBackendConfig config;
+  private final DockerReaper reaper;
+
+  public DockerBackend(DockerClient client, DockerBackendConfig config) {
+    this.client = Objects.requireNonNull(client, "client");
+    this.config = Objects.requireNonNull(config, "config");
+    this.reaper = new DockerReaper(client);
+  }
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public Probe probe() {
+    Info info;
+    try {
+      client.pingCmd().exec();
+      info = client.infoCmd().exec();
+    } catch (RuntimeException e) {
+      return Probe.unavailable(
+          NAME,
+          "reaching the Docker daemon: "
+              + DockerErrors.describe(e)
+              + " (start it with scripts/install-host.sh, or point DOCKER_HOST at a running one)");
+    }
+    Map<String, RuntimeInfo> runtimes = info.getRuntimes() == null ? Map.of() : info.getRuntimes();
+    String found =
+        "Docker " + info.getServerVersion() + ", runtimes " + new TreeSet<>(runtimes.keySet());
+    if (runtimes.containsKey(config.gvisorRuntime())) {
+      return new Probe(
+          NAME,
+          true,
+          Isolation.GVISOR,
+          config.gvisorRuntime(),
+          found + ": workloads run under gVisor");
+    }
+    return new Probe(
+        NAME,
+        true,
+        Isolation.CONTAINER,
+        "runc",
+        found
+            + ": no '"
+            + config.gvisorRuntime()
+            + "' runtime, workloads share the host kernel (scripts/install-host.sh registers runsc)");
+  }
+
+  @Override
+  public SandboxPlan plan(RunSpec spec) {
+    Probe probe = probe();
+    Isolation isolation = probe.available() ? probe.isolation() : Isolation.CONTAINER;
+    String runtime = probe.available() ? probe.runtime() : "runc";
+    return new RunLayout(spec, config, runtime).plan(isolation);
+  }
+
+  @Override
+  public Sandbox launch(RunSpec spec, SandboxListener listener) {
+    Probe probe = probe();
+    return launch(spec, listener, probe, probe.runtime());
+  }
+
+  /**
+   * Launches with a chosen runtime instead of the strongest one; for operators who pin runc and for
+   * tests that cover each runtime the daemon has.
+   */
+  Sandbox launch(RunSpec spec, SandboxListener listener, String runtime) {
+    return launch(spec, listener, probe(), runtime);
+  }
+
+  private Sandbox launch(RunSpec spec, SandboxListener listener, Probe probe, String runtime) {
+    Objects.requireNonNull(listener, "listener");
+    if (!probe.available()) {
+      throw new UnableToLaunchSandboxException(
+          "launching the sandbox of run " + spec.runId() + " on docker: " + probe.detail());
+    }
+    boolean gvisor = runtime.equals(config.gvisorRuntime());
+    if (spec.requireGvisor() && !gvisor) {
+      throw new UnableToLaunchSandboxException(
+          "launching the sandbox of run "
+              + spec.runId()
+              + " on docker: the run requires gVisor but the workload would run under "
+              + runtime
+              + " ("
+              + probe.detail()
+              + ")");
+    }
+    Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
+    DockerSandbox sandbox =
+        new DockerSandbox(
+            client,
+            new RunLayout(spec, config, runtime),
+            spec.runId(),
+            runtime,
+            listener,
+            Instant.now().plus(ttl));
+    sandbox.start(config.proxyReadyTimeout());
+    return sandbox;
+  }
+
+  @Override
+  public ReapReport reap(Instant now, Predicate<String> isLive) {
+    return reaper.reap(now, isLive);
+  }
+}

@@ -1,0 +1,59 @@
+package dev.agentsandbox.backend.docker;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * How the Docker backend builds each run's sandbox, beyond what the run itself specifies.
+ *
+ * @param proxyImage the image of the run's egress proxy (built by {@code images/build.sh})
+ * @param proxyPort the port the proxy listens on inside the run's private network
+ * @param workloadUser the {@code uid:gid} the workload runs as, whatever its image says; never 0
+ * @param tmpfsMb the size of the workload's writable {@code /tmp}, in MiB
+ * @param proxyMemoryMb the proxy container's memory cap, in MiB
+ * @param proxyReadyTimeout how long to wait for the proxy to report that it listens
+ * @param gvisorRuntime the name under which gVisor's {@code runsc} is registered with the daemon
+ */
+public record DockerBackendConfig(
+    String proxyImage,
+    int proxyPort,
+    String workloadUser,
+    int tmpfsMb,
+    int proxyMemoryMb,
+    Duration proxyReadyTimeout,
+    String gvisorRuntime) {
+  private static final Pattern USER = Pattern.compile("[0-9]+:[0-9]+");
+
+  /** The image {@code images/build.sh} builds. */
+  public static final String DEFAULT_PROXY_IMAGE = "agent-sandbox/proxy:dev";
+
+  public DockerBackendConfig {
+    Objects.requireNonNull(proxyImage, "proxyImage");
+    if (proxyPort < 1 || proxyPort > 65535) {
+      throw new IllegalArgumentException("proxyPort must be 1-65535: " + proxyPort);
+    }
+    Objects.requireNonNull(workloadUser, "workloadUser");
+    if (!USER.matcher(workloadUser).matches() || workloadUser.startsWith("0:")) {
+      throw new IllegalArgumentException(
+          "workloadUser must be a non-root numeric uid:gid: " + workloadUser);
+    }
+    if (tmpfsMb <= 0 || proxyMemoryMb <= 0) {
+      throw new IllegalArgumentException("tmpfsMb and proxyMemoryMb must be positive");
+    }
+    Objects.requireNonNull(proxyReadyTimeout, "proxyReadyTimeout");
+    Objects.requireNonNull(gvisorRuntime, "gvisorRuntime");
+  }
+
+  /** The defaults: the locally built proxy image on port 3128, the workload as nobody. */
+  public static DockerBackendConfig defaults() {
+    return new DockerBackendConfig(
+        DEFAULT_PROXY_IMAGE, 3128, "65534:65534", 64, 256, Duration.ofSeconds(30), "runsc");
+  }
+
+  /** The same configuration with another proxy image. */
+  public DockerBackendConfig withProxyImage(String image) {
+    return new DockerBackendConfig(
+        image, proxyPort, workloadUser, tmpfsMb, proxyMemoryMb, proxyReadyTimeout, gvisorRuntime);
+  }
+}

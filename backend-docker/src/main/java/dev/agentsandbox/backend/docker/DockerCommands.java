@@ -1,0 +1,60 @@
+package dev.agentsandbox.backend.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.LogConfig;
+
+/** Turns {@link NetworkSpec} and {@link ContainerSpec} into docker-java calls, field for field. */
+final class DockerCommands {
+  private DockerCommands() {}
+
+  /** Creates the network and returns its id. */
+  static String createNetwork(DockerClient client, NetworkSpec spec) {
+    return client
+        .createNetworkCmd()
+        .withName(spec.name())
+        .withDriver("bridge")
+        .withInternal(spec.internal())
+        .withEnableIpv6(false)
+        .withAttachable(false)
+        .withCheckDuplicate(true)
+        .withOptions(spec.options())
+        .withLabels(spec.labels())
+        .exec()
+        .getId();
+  }
+
+  /** Creates the container (without starting it) and returns its id. */
+  static String createContainer(DockerClient client, ContainerSpec spec) {
+    HostConfig host =
+        HostConfig.newHostConfig()
+            .withRuntime(spec.runtime())
+            .withNetworkMode(spec.network())
+            .withPrivileged(false)
+            .withCapDrop(Capability.ALL)
+            .withSecurityOpts(ContainerSpec.SECURITY_OPT)
+            .withReadonlyRootfs(true)
+            .withTmpFs(spec.tmpfs())
+            .withMemory(spec.memoryBytes())
+            .withMemorySwap(spec.memoryBytes())
+            .withNanoCPUs(spec.nanoCpus())
+            .withPidsLimit(spec.pidsLimit())
+            .withLogConfig(
+                new LogConfig(LogConfig.LoggingType.JSON_FILE, ContainerSpec.LOG_OPTIONS));
+    CreateContainerCmd create =
+        client
+            .createContainerCmd(spec.image())
+            .withName(spec.name())
+            .withCmd(spec.command())
+            .withEnv(spec.envList())
+            .withUser(spec.user())
+            .withLabels(spec.labels())
+            .withHostConfig(host);
+    if (!spec.entrypoint().isEmpty()) {
+      create.withEntrypoint(spec.entrypoint());
+    }
+    return create.exec().getId();
+  }
+}

@@ -1,0 +1,41 @@
+package dev.agentsandbox.backend.docker;
+
+import com.github.dockerjava.api.exception.DockerException;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.exception.NotModifiedException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Reads the daemon's own words out of docker-java's exceptions, for messages people act on. */
+final class DockerErrors {
+  private static final Pattern DAEMON_MESSAGE =
+      Pattern.compile("\"message\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
+  private static final int MAX = 300;
+
+  private DockerErrors() {}
+
+  /** The daemon's message (or the exception's), short enough for one log line. */
+  static String describe(Throwable e) {
+    String text = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    Matcher m = DAEMON_MESSAGE.matcher(text);
+    if (m.find()) {
+      text = m.group(1).replace("\\\"", "\"");
+    }
+    if (e instanceof DockerException docker && !(text.startsWith("Status"))) {
+      text = "HTTP " + docker.getHttpStatus() + ": " + text;
+    }
+    text = text.replace('\n', ' ').strip();
+    return text.length() > MAX ? text.substring(0, MAX) + "..." : text;
+  }
+
+  /** Whether the failure only says the thing is already gone or already in the wanted state. */
+  static boolean alreadyDone(RuntimeException e) {
+    if (e instanceof NotFoundException || e instanceof NotModifiedException) {
+      return true;
+    }
+    // 409 "is not running" / "removal already in progress": the wanted state, reached by others.
+    return e instanceof DockerException docker
+        && docker.getHttpStatus() == 409
+        && (describe(e).contains("is not running") || describe(e).contains("already in progress"));
+  }
+}

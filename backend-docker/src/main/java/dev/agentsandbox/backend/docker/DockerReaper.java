@@ -1,0 +1,101 @@
+package dev.agentsandbox.backend.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.Network;
+import dev.agentsandbox.backend.Labels;
+import dev.agentsandbox.backend.ReapReport;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Predicate;
+
+/**
+ * Removes the containers and networks of runs that are over, found by label alone, so that it also
+ * cleans up after a control plane that crashed mid-run. Never touches anything without {@link
+ * Labels#MANAGED_BY}{@code =}{@link Labels#MANAGER}.
+ */
+final class DockerReaper {
+  private final DockerClient client;
+
+  DockerReaper(DockerClient client) {
+    this.client = client;
+  }
+
+  ReapReport reap(Instant now, Predicate<String> isLive) {
+    Set<String> removed = new TreeSet<>();
+    List<String> problems = new ArrayList<>();
+    List<Container> containers;
+    List<Network> networks;
+    try {
+      containers =
+          client
+              .listContainersCmd()
+              .withShowAll(true)
+              .withLabelFilter(Map.of(Labels.MANAGED_BY, Labels.MANAGER))
+              .exec();
+      networks =
+          client
+              .listNetworksCmd()
+              .withFilter("label", List.of(Labels.MANAGED_BY + "=" + Labels.MANAGER))
+              .exec();
+    } catch (RuntimeException e) {
+      return new ReapReport(
+          List.of(), List.of("listing labelled resources: " + DockerErrors.describe(e)));
+    }
+    // Containers first: Docker refuses to remove a network that still has endpoints.
+    for (Container container : containers) {
+      Map<String, String> labels = container.getLabels() == null ? Map.of() : container.getLabels();
+      String runId = labels.getOrDefault(Labels.RUN_ID, "");
+      if (!over(labels, runId, now, isLive)) {
+        continue;
+      }
+      try {
+        client.removeContainerCmd(container.getId()).withForce(true).withRemoveVolumes(true).exec();
+        removed.add(runId);
+      } catch (RuntimeException e) {
+        if (!DockerErrors.alreadyDone(e)) {
+          problems.add(
+              "removing container "
+                  + container.getId()
+                  + " of run "
+                  + runId
+                  + ": "
+                  + DockerErrors.describe(e));
+        }
+      }
+    }
+    for (Network network : networks) {
+      Map<String, String> labels = network.getLabels() == null ? Map.of() : network.getLabels();
+      String runId = labels.getOrDefault(Labels.RUN_ID, "");
+      if (!Labels.MANAGER.equals(labels.get(Labels.MANAGED_BY))
+          || !over(labels, runId, now, isLive)) {
+        continue;
+      }
+      try {
+        client.removeNetworkCmd(network.getId()).exec();
+        removed.add(runId);
+      } catch (RuntimeException e) {
+        if (!DockerErrors.alreadyDone(e)) {
+          problems.add(
+              "removing network "
+                  + network.getName()
+                  + " of run "
+                  + runId
+                  + ": "
+                  + DockerErrors.describe(e));
+        }
+      }
+    }
+    return new ReapReport(List.copyOf(removed), problems);
+  }
+
+  /** Over: expired, garbled (no run id, no expiry) or no longer live for the control plane. */
+  private static boolean over(
+      Map<String, String> labels, String runId, Instant now, Predicate<String> isLive) {
+    return runId.isEmpty() || !Labels.expiresAt(labels).isAfter(now) || !isLive.test(runId);
+  }
+}

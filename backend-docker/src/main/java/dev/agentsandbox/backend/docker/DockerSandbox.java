@@ -1,0 +1,310 @@
+package dev.agentsandbox.backend.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.model.ContainerNetwork;
+import com.github.dockerjava.api.model.WaitResponse;
+import dev.agentsandbox.backend.Completion;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxException;
+import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import java.io.Closeable;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One run's containers and networks on a Docker daemon. Created by {@link DockerBackend#launch},
+ * which calls {@link #start}; thread-safe as {@link Sandbox} requires.
+ */
+final class DockerSandbox implements Sandbox {
+  /** How long the workload's and the proxy's output may take to drain once they stopped. */
+  private static final long DRAIN_MILLIS = 10_000;
+
+  private final DockerClient client;
+  private final RunLayout layout;
+  private final String runId;
+  private final String runtime;
+  private final SandboxListener listener;
+  private final Instant hardDeadline;
+  private final AtomicBoolean killed = new AtomicBoolean();
+  private final List<String> containers = new CopyOnWriteArrayList<>();
+  private final List<String> networks = new CopyOnWriteArrayList<>();
+  private final List<Closeable> streams = new CopyOnWriteArrayList<>();
+  private volatile String agentId;
+  private volatile String proxyId;
+  private volatile WorkloadOutput agentOutput;
+  private volatile ProxyOutput proxyOutput;
+
+  DockerSandbox(
+      DockerClient client,
+      RunLayout layout,
+      String runId,
+      String runtime,
+      SandboxListener listener,
+      Instant hardDeadline) {
+    this.client = client;
+    this.layout = layout;
+    this.runId = runId;
+    this.runtime = runtime;
+    this.listener = listener;
+    this.hardDeadline = hardDeadline;
+  }
+
+  /** Creates the fence, the proxy and the workload, in that order; removes all on failure. */
+  void start(Duration proxyReadyTimeout) {
+    String step = "creating network " + layout.fenceName();
+    try {
+      networks.add(DockerCommands.createNetwork(client, layout.fence()));
+      step = "creating network " + layout.egressName();
+      networks.add(DockerCommands.createNetwork(client, layout.egress()));
+
+      ContainerSpec proxy = layout.proxy();
+      step = "creating proxy container " + proxy.name() + " from image " + proxy.image();
+      proxyId = DockerCommands.createContainer(client, proxy);
+      containers.add(proxyId);
+      step = "connecting proxy container " + proxy.name() + " to " + layout.egressName();
+      client
+          .connectToNetworkCmd()
+          .withNetworkId(layout.egressName())
+          .withContainerId(proxyId)
+          .exec();
+      step = "starting proxy container " + proxy.name();
+      client.startContainerCmd(proxyId).exec();
+      proxyOutput = follow(proxyId, new ProxyOutput(listener));
+      step = "waiting for proxy container " + proxy.name() + " to listen";
+      if (!proxyOutput.awaitReady(proxyReadyTimeout.toMillis())) {
+        throw new SandboxException(
+            "no ready line within "
+                + proxyReadyTimeout.toSeconds()
+                + " s; its last output: "
+                + proxyOutput.lastErrors());
+      }
+      String proxyAddress = addressOn(proxyId, layout.fenceName());
+
+      ContainerSpec agent = layout.agent(proxyAddress);
+      step = "creating workload container " + agent.name() + " from image " + agent.image();
+      agentId = DockerCommands.createContainer(client, agent);
+      containers.add(agentId);
+      step = "starting workload container " + agent.name() + " under " + runtime;
+      client.startContainerCmd(agentId).exec();
+      agentOutput = follow(agentId, new WorkloadOutput(listener));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      teardownQuietly();
+      throw new UnableToLaunchSandboxException(step + " for run " + runId + ": interrupted", e);
+    } catch (RuntimeException e) {
+      teardownQuietly();
+      throw new UnableToLaunchSandboxException(
+          step + " for run " + runId + ": " + DockerErrors.describe(e) + hint(e), e);
+    }
+  }
+
+  private static String hint(RuntimeException e) {
+    String text = DockerErrors.describe(e);
+    if (text.contains("No such image")) {
+      return " (images are not pulled: build them with images/build.sh or load them first)";
+    }
+    if (text.contains("unknown or invalid runtime")) {
+      return " (register it with scripts/install-host.sh)";
+    }
+    return "";
+  }
+
+  private <T extends ResultCallback.Adapter<com.github.dockerjava.api.model.Frame>> T follow(
+      String containerId, T callback) {
+    T started =
+        client
+            .logContainerCmd(containerId)
+            .withFollowStream(true)
+            .withStdOut(true)
+            .withStdErr(true)
+            .exec(callback);
+    streams.add(started);
+    return started;
+  }
+
+  private String addressOn(String containerId, String network) {
+    ContainerNetwork endpoint =
+        client
+            .inspectContainerCmd(containerId)
+            .exec()
+            .getNetworkSettings()
+            .getNetworks()
+            .get(network);
+    if (endpoint == null || endpoint.getIpAddress() == null || endpoint.getIpAddress().isEmpty()) {
+      throw new SandboxException("the proxy has no address on " + network);
+    }
+    return endpoint.getIpAddress();
+  }
+
+  /** The workload container's id, for operators and tests that look inside the sandbox. */
+  String workloadContainerId() {
+    return agentId;
+  }
+
+  /** The proxy container's id. */
+  String proxyContainerId() {
+    return proxyId;
+  }
+
+  @Override
+  public String runId() {
+    return runId;
+  }
+
+  @Override
+  public String runtime() {
+    return runtime;
+  }
+
+  @Override
+  public Completion await(Instant deadline) throws InterruptedException {
+    Instant until = deadline.isBefore(hardDeadline) ? deadline : hardDeadline;
+    ResultCallback.Adapter<WaitResponse> wait =
+        client.waitContainerCmd(agentId).exec(new ResultCallback.Adapter<>());
+    boolean ended;
+    try {
+      long millis = Duration.between(Instant.now(), until).toMillis();
+      ended = millis > 0 && wait.awaitCompletion(millis, TimeUnit.MILLISECONDS);
+    } finally {
+      closeQuietly(wait);
+    }
+    if (!ended) {
+      killContainer(agentId);
+    }
+    OptionalInt status = exitStatusOnceStopped();
+    drain();
+    if (killed.get()) {
+      return new Completion(Completion.End.KILLED, status, "killed on request");
+    }
+    if (!ended) {
+      return new Completion(Completion.End.DEADLINE, status, "killed at the deadline " + until);
+    }
+    if (status.isEmpty()) {
+      return new Completion(
+          Completion.End.ERROR, status, "the workload container vanished before it exited");
+    }
+    return new Completion(Completion.End.EXIT, status, exitDetail(status.getAsInt()));
+  }
+
+  private static String exitDetail(int status) {
+    // 137 = 128 + SIGKILL: the kernel's (or gVisor's) OOM killer, since no one else sent it.
+    return status == 137
+        ? "exited with status 137 (killed: out of memory?)"
+        : "exited with status " + status;
+  }
+
+  /** The workload's exit status, waiting (bounded) for a kill to take effect. */
+  private OptionalInt exitStatusOnceStopped() throws InterruptedException {
+    for (int i = 0; i < 100; i++) {
+      InspectContainerResponse.ContainerState state;
+      try {
+        state = client.inspectContainerCmd(agentId).exec().getState();
+      } catch (RuntimeException e) {
+        return OptionalInt.empty();
+      }
+      if (!Boolean.TRUE.equals(state.getRunning())) {
+        Long code = state.getExitCodeLong();
+        return code == null ? OptionalInt.empty() : OptionalInt.of(code.intValue());
+      }
+      Thread.sleep(100);
+    }
+    return OptionalInt.empty();
+  }
+
+  /** Lets the output streams end, stopping the proxy so that its last decisions are written. */
+  private void drain() throws InterruptedException {
+    if (agentOutput != null) {
+      agentOutput.awaitCompletion(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
+    }
+    if (proxyId != null) {
+      try {
+        client.stopContainerCmd(proxyId).withTimeout(2).exec();
+      } catch (RuntimeException e) {
+        if (!DockerErrors.alreadyDone(e)) {
+          throw new SandboxException(
+              "stopping the proxy of run " + runId + ": " + DockerErrors.describe(e), e);
+        }
+      }
+    }
+    if (proxyOutput != null) {
+      proxyOutput.awaitCompletion(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  @Override
+  public void kill() {
+    killed.set(true);
+    if (agentId != null) {
+      killContainer(agentId);
+    }
+  }
+
+  private void killContainer(String id) {
+    try {
+      client.killContainerCmd(id).exec();
+    } catch (RuntimeException e) {
+      if (!DockerErrors.alreadyDone(e)) {
+        throw new SandboxException(
+            "killing container " + id + " of run " + runId + ": " + DockerErrors.describe(e), e);
+      }
+    }
+  }
+
+  @Override
+  public void teardown() {
+    List<String> problems = new ArrayList<>();
+    streams.forEach(DockerSandbox::closeQuietly);
+    for (String id : List.copyOf(containers)) {
+      try {
+        client.removeContainerCmd(id).withForce(true).withRemoveVolumes(true).exec();
+      } catch (RuntimeException e) {
+        if (!DockerErrors.alreadyDone(e)) {
+          problems.add("container " + id + ": " + DockerErrors.describe(e));
+        }
+      }
+    }
+    for (String id : List.copyOf(networks)) {
+      try {
+        client.removeNetworkCmd(id).exec();
+      } catch (RuntimeException e) {
+        if (!DockerErrors.alreadyDone(e)) {
+          problems.add("network " + id + ": " + DockerErrors.describe(e));
+        }
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new UnableToRemoveSandboxException(
+          "removing the sandbox of run "
+              + runId
+              + ": "
+              + String.join("; ", problems)
+              + " (the reaper retries when the run's expiry passes)");
+    }
+  }
+
+  private void teardownQuietly() {
+    try {
+      teardown();
+    } catch (RuntimeException ignored) {
+      // The launch error is the one to report; the reaper removes what is left by label.
+    }
+  }
+
+  private static void closeQuietly(Closeable closeable) {
+    try {
+      closeable.close();
+    } catch (IOException | RuntimeException ignored) {
+      // Closing a finished stream; nothing to recover.
+    }
+  }
+}

@@ -1,0 +1,207 @@
+package dev.agentsandbox.backend.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.backend.EgressPolicy;
+import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.backend.Labels;
+import dev.agentsandbox.backend.Manifest;
+import dev.agentsandbox.backend.Resources;
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.SandboxPlan;
+import dev.agentsandbox.policy.AllowList;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class RunLayoutTest {
+  private static final Instant EXPIRES = Instant.parse("2026-01-01T00:00:00Z");
+
+  static RunSpec spec() {
+    return new RunSpec(
+        "r1",
+        "helper",
+        "example/agent:1",
+        List.of("sh", "-c", "echo hi"),
+        Map.of("API_TOKEN", "s3cret-value"),
+        new EgressPolicy(
+            AllowList.parse(List.of("api.example.com", "*.pypi.org:8443")),
+            Optional.of(AllowList.parse(List.of("*.example.com", "*.pypi.org:8443"))),
+            List.of("10.20.0.0/16"),
+            Map.of("mirror.internal.example.com", List.of("10.20.0.5"))),
+        new Resources(0.5, 256, 64),
+        Duration.ofMinutes(5),
+        EXPIRES,
+        false);
+  }
+
+  private static final RunLayout LAYOUT =
+      new RunLayout(spec(), DockerBackendConfig.defaults(), "runsc");
+
+  static Stream<Arguments> workloadHardening() {
+    ContainerSpec agent = LAYOUT.agent("172.30.0.2");
+    return Stream.of(
+        row("runs under the runtime the probe chose", agent, a -> a.runtime().equals("runsc")),
+        row(
+            "runs as a non-root user whatever the image says",
+            agent,
+            a -> a.user().equals("65534:65534")),
+        row("sits on the fenced network only", agent, a -> a.network().equals("asb-r1-fence")),
+        row(
+            "writes only to a small tmpfs",
+            agent,
+            a -> a.tmpfs().equals(Map.of("/tmp", "rw,nosuid,nodev,size=64m,mode=1777"))),
+        row(
+            "is capped at the run's memory, no swap beyond it",
+            agent,
+            a -> a.memoryBytes() == 256L * 1024 * 1024),
+        row("is capped at the run's CPUs", agent, a -> a.nanoCpus() == 500_000_000L),
+        row("is capped at the run's pids", agent, a -> a.pidsLimit() == 64),
+        row(
+            "finds the proxy through both spellings of the proxy variables",
+            agent,
+            a ->
+                a.env().get("HTTPS_PROXY").equals("http://172.30.0.2:3128")
+                    && a.env().get("http_proxy").equals("http://172.30.0.2:3128")
+                    && a.env().get("NO_PROXY").isEmpty()),
+        row(
+            "gets the run's env and nothing of the platform's",
+            agent,
+            a ->
+                a.env()
+                    .keySet()
+                    .equals(
+                        java.util.Set.of(
+                            "API_TOKEN",
+                            "HTTP_PROXY",
+                            "HTTPS_PROXY",
+                            "http_proxy",
+                            "https_proxy",
+                            "NO_PROXY",
+                            "no_proxy"))),
+        row("carries the run's labels", agent, a -> a.labels().equals(spec().labels())));
+  }
+
+  private static Arguments row(String name, ContainerSpec spec, Predicate<ContainerSpec> holds) {
+    return Arguments.of(name, spec, holds);
+  }
+
+  @ParameterizedTest(name = "the workload {0}")
+  @MethodSource("workloadHardening")
+  void workloadIsHardened(String name, ContainerSpec agent, Predicate<ContainerSpec> holds) {
+    assertThat(holds.test(agent)).as(name).isTrue();
+  }
+
+  @Test
+  void everyContainerDropsAllCapabilitiesAndPrivilegesAndMountsNothingOfTheHost() {
+    for (Manifest manifest : LAYOUT.plan(Isolation.GVISOR).manifests()) {
+      if (!manifest.kind().equals("container")) {
+        continue;
+      }
+      @SuppressWarnings("unchecked")
+      Map<String, Object> host =
+          (Map<String, Object>) ((Map<String, Object>) manifest.body()).get("HostConfig");
+      assertThat(host)
+          .as(manifest.name())
+          .containsEntry("CapDrop", List.of("ALL"))
+          .containsEntry("SecurityOpt", List.of("no-new-privileges:true"))
+          .containsEntry("ReadonlyRootfs", true)
+          .containsEntry("Privileged", false)
+          .containsEntry("Binds", List.of());
+    }
+  }
+
+  @Test
+  void thePrivateNetworkIsInternalAndGivesTheHostNoAddressOnIt() {
+    assertThat(LAYOUT.fence().internal()).isTrue();
+    assertThat(LAYOUT.fence().options())
+        .containsEntry("com.docker.network.bridge.inhibit_ipv4", "true");
+    assertThat(LAYOUT.egress().internal()).isFalse();
+    assertThat(LAYOUT.fence().body()).containsEntry("EnableIPv6", false);
+  }
+
+  @Test
+  void thePlanListsEveryObjectInCreationOrderAllLabelled() {
+    SandboxPlan plan = LAYOUT.plan(Isolation.GVISOR);
+    assertThat(plan.manifests())
+        .extracting(Manifest::kind, Manifest::name)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("network", "asb-r1-fence"),
+            org.assertj.core.groups.Tuple.tuple("network", "asb-r1-egress"),
+            org.assertj.core.groups.Tuple.tuple("container", "asb-r1-proxy"),
+            org.assertj.core.groups.Tuple.tuple("network-connect", "asb-r1-egress"),
+            org.assertj.core.groups.Tuple.tuple("container", "asb-r1-agent"));
+    assertThat(plan.runtime()).isEqualTo("runsc");
+    for (Manifest manifest : plan.manifests()) {
+      if (!manifest.kind().equals("network-connect")) {
+        @SuppressWarnings("unchecked")
+        Map<String, String> labels =
+            (Map<String, String>) ((Map<String, Object>) manifest.body()).get("Labels");
+        assertThat(labels)
+            .as(manifest.name())
+            .containsEntry(Labels.MANAGED_BY, Labels.MANAGER)
+            .containsEntry(Labels.RUN_ID, "r1")
+            .containsEntry(Labels.AGENT, "helper")
+            .containsEntry(Labels.EXPIRES_AT, Long.toString(EXPIRES.getEpochSecond()));
+      }
+    }
+  }
+
+  @Test
+  void thePlanNeverShowsTheRunsSecretValues() throws Exception {
+    String json = new ObjectMapper().writeValueAsString(LAYOUT.plan(Isolation.GVISOR));
+    assertThat(json).doesNotContain("s3cret-value").contains("API_TOKEN=<redacted>");
+  }
+
+  @Test
+  void theProxyIsGivenTheRunsEffectivePolicyAsItsDocumentedJson() throws Exception {
+    JsonNode policy = new ObjectMapper().readTree(LAYOUT.proxyPolicyJson());
+    assertThat(policy.get("listen").asText()).isEqualTo("0.0.0.0:3128");
+    assertThat(policy.get("allow"))
+        .extracting(JsonNode::asText)
+        .containsExactlyInAnyOrder("api.example.com", "*.pypi.org:8443");
+    assertThat(policy.get("instance_allow"))
+        .extracting(JsonNode::asText)
+        .containsExactlyInAnyOrder("*.example.com", "*.pypi.org:8443");
+    assertThat(policy.get("internal_cidrs"))
+        .extracting(JsonNode::asText)
+        .containsExactly("10.20.0.0/16");
+    assertThat(policy.get("hosts").get("mirror.internal.example.com").get(0).asText())
+        .isEqualTo("10.20.0.5");
+    assertThat(policy.get("run_id").asText()).isEqualTo("r1");
+    assertThat(policy.get("decisions").asText()).isEqualTo("-");
+  }
+
+  @Test
+  void anUnrestrictedInstancePolicyIsNull() throws Exception {
+    RunSpec open = spec();
+    RunSpec unrestricted =
+        new RunSpec(
+            open.runId(),
+            open.agent(),
+            open.image(),
+            open.command(),
+            open.env(),
+            new EgressPolicy(open.egress().allow(), Optional.empty(), List.of(), Map.of()),
+            open.resources(),
+            open.ttl(),
+            open.expiresAt(),
+            false);
+    JsonNode policy =
+        new ObjectMapper()
+            .readTree(
+                new RunLayout(unrestricted, DockerBackendConfig.defaults(), "runc")
+                    .proxyPolicyJson());
+    assertThat(policy.get("instance_allow").isNull()).isTrue();
+  }
+}

@@ -1,0 +1,173 @@
+package dev.agentsandbox.cli;
+
+import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.store.Store;
+import dev.agentsandbox.store.TokenInfo;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code agent-sandbox token create|list|revoke}: API tokens, straight on the store. */
+@Command(
+    name = "token",
+    mixinStandardHelpOptions = true,
+    description = "Creates, lists and revokes API tokens (only a hash of each is stored).",
+    subcommands = {
+      TokenCommand.Create.class,
+      TokenCommand.ListTokens.class,
+      TokenCommand.Revoke.class
+    })
+final class TokenCommand implements Runnable {
+  @Spec CommandSpec spec;
+
+  @Override
+  public void run() {
+    throw new ParameterException(spec.commandLine(), "name a subcommand: create, list or revoke");
+  }
+
+  private static final Pattern DURATION = Pattern.compile("([1-9][0-9]{0,5})([mhd])");
+
+  /** Parses {@code 90m}, {@code 12h}, {@code 30d}. */
+  static Duration duration(String text) {
+    Matcher matcher = DURATION.matcher(text);
+    if (!matcher.matches()) {
+      throw new IllegalArgumentException(
+          "--expires '" + text + "' is not a duration such as 90m, 12h or 30d");
+    }
+    long amount = Long.parseLong(matcher.group(1));
+    return switch (matcher.group(2)) {
+      case "m" -> Duration.ofMinutes(amount);
+      case "h" -> Duration.ofHours(amount);
+      default -> Duration.ofDays(amount);
+    };
+  }
+
+  @Command(
+      name = "create",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Creates a token and prints it as the only line on stdout; it is not shown again.",
+        "Scopes: agent_sandbox.read, agent_sandbox.configure, agent_sandbox.run, audit.read,"
+            + " governance.weaken."
+      })
+  static final class Create implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--name", required = true, description = "Token name (shown in audit rows)")
+    String name;
+
+    @Option(
+        names = "--scopes",
+        required = true,
+        split = ",",
+        paramLabel = "SCOPE",
+        description = "Comma-separated scopes")
+    List<String> scopes;
+
+    @Option(
+        names = "--expires",
+        paramLabel = "DURATION",
+        description = "Lifetime such as 90m, 12h, 30d (default: never)")
+    String expires;
+
+    @Mixin StoreOptions store;
+
+    @Override
+    public Integer call() {
+      Set<String> wanted = new LinkedHashSet<>();
+      for (String scope : scopes) {
+        String trimmed = scope.trim();
+        if (!Scopes.ALL.contains(trimmed)) {
+          throw new ParameterException(
+              spec.commandLine(),
+              "unknown scope '" + trimmed + "' (known: " + String.join(", ", Scopes.ALL) + ")");
+        }
+        wanted.add(trimmed);
+      }
+      Instant expiresAt;
+      try {
+        expiresAt = expires == null ? null : Instant.now().plus(duration(expires));
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), e.getMessage());
+      }
+      try (Store opened = store.open()) {
+        String secret = opened.tokens().create(name, wanted, expiresAt).secret();
+        PrintWriter out = spec.commandLine().getOut();
+        out.println(secret);
+        out.flush();
+      }
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "list",
+      mixinStandardHelpOptions = true,
+      description = "Lists tokens (never their secrets).")
+  static final class ListTokens implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin StoreOptions store;
+
+    @Override
+    public Integer call() {
+      PrintWriter out = spec.commandLine().getOut();
+      Instant now = Instant.now();
+      try (Store opened = store.open()) {
+        out.printf("%-24s %-8s %-24s %-24s %s%n", "NAME", "STATUS", "CREATED", "EXPIRES", "SCOPES");
+        for (TokenInfo token : opened.tokens().list()) {
+          String status =
+              token.revokedAt() != null ? "revoked" : token.activeAt(now) ? "active" : "expired";
+          out.printf(
+              "%-24s %-8s %-24s %-24s %s%n",
+              token.name(),
+              status,
+              token.createdAt(),
+              token.expiresAt() == null ? "never" : token.expiresAt().toString(),
+              String.join(",", token.scopes()));
+        }
+      }
+      out.flush();
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "revoke",
+      mixinStandardHelpOptions = true,
+      description = "Revokes the active token with this name.")
+  static final class Revoke implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Parameters(paramLabel = "NAME", description = "Token name")
+    String name;
+
+    @Mixin StoreOptions store;
+
+    @Override
+    public Integer call() {
+      try (Store opened = store.open()) {
+        if (!opened.tokens().revoke(name)) {
+          spec.commandLine()
+              .getErr()
+              .println("agent-sandbox token revoke: no active token named '" + name + "'");
+          return Main.FAILED;
+        }
+      }
+      spec.commandLine().getOut().println("revoked " + name);
+      return 0;
+    }
+  }
+}

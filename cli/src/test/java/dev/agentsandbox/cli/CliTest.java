@@ -1,0 +1,228 @@
+package dev.agentsandbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class CliTest {
+  @TempDir Path dir;
+
+  /** Output and exit code of one run of the command. */
+  record Run(int exit, String out, String err) {}
+
+  Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine commandLine = Main.commandLine();
+    commandLine.setOut(new PrintWriter(out));
+    commandLine.setErr(new PrintWriter(err));
+    int exit = commandLine.execute(args);
+    return new Run(exit, out.toString(), err.toString());
+  }
+
+  String db() {
+    return "jdbc:sqlite:" + dir.resolve("store.db");
+  }
+
+  @Test
+  void everyCommandHasHelp() {
+    List<CommandLine> all = new ArrayList<>();
+    collect(Main.commandLine(), all);
+    assertThat(all)
+        .extracting(CommandLine::getCommandName)
+        .contains(
+            "serve", "token", "create", "list", "revoke", "audit", "tail", "query", "verify",
+            "export", "config", "proxy");
+    for (CommandLine command : all) {
+      if (command.getCommandName().equals("help")) {
+        continue;
+      }
+      List<String> path = new ArrayList<>();
+      for (CommandLine c = command; c.getParent() != null; c = c.getParent()) {
+        path.addFirst(c.getCommandName());
+      }
+      path.add("--help");
+      Run help = run(path.toArray(String[]::new));
+      assertThat(help.exit()).as("%s", path).isZero();
+      assertThat(help.out()).as("%s", path).startsWith("Usage: agent-sandbox");
+    }
+  }
+
+  private static void collect(CommandLine command, List<CommandLine> into) {
+    into.add(command);
+    command.getSubcommands().values().forEach(sub -> collect(sub, into));
+  }
+
+  @Test
+  void tokenCreatePrintsOnlyTheTokenAndListNeverShowsIt() {
+    Run created =
+        run(
+            "token",
+            "create",
+            "--name",
+            "ci",
+            "--scopes",
+            "audit.read,agent_sandbox.read",
+            "--expires",
+            "30d",
+            "--db",
+            db());
+    assertThat(created.exit()).isZero();
+    String secret = created.out().strip();
+    assertThat(created.out().lines()).hasSize(1);
+    assertThat(secret).startsWith("asb_");
+    Run list = run("token", "list", "--db", db());
+    assertThat(list.out())
+        .contains("ci")
+        .contains("active")
+        .contains("agent_sandbox.read,audit.read");
+    assertThat(list.out()).doesNotContain(secret);
+    assertThat(run("token", "revoke", "ci", "--db", db()).exit()).isZero();
+    assertThat(run("token", "list", "--db", db()).out()).contains("revoked");
+    assertThat(run("token", "revoke", "ci", "--db", db()).exit()).isEqualTo(Main.FAILED);
+  }
+
+  @Test
+  void wrongCommandLinesExitTwo() {
+    assertThat(run("token", "create", "--name", "x", "--scopes", "root", "--db", db()).exit())
+        .isEqualTo(Main.USAGE);
+    assertThat(
+            run(
+                    "token",
+                    "create",
+                    "--name",
+                    "x",
+                    "--scopes",
+                    "audit.read",
+                    "--expires",
+                    "soon",
+                    "--db",
+                    db())
+                .exit())
+        .isEqualTo(Main.USAGE);
+    assertThat(run("no-such-command").exit()).isEqualTo(Main.USAGE);
+  }
+
+  @Test
+  void serveWritesTheFirstAdminTokenToAnOwnerOnlyFileAndNeverPrintsIt() throws Exception {
+    Path data = dir.resolve("data");
+    ServeCommand serve = new ServeCommand();
+    CommandLine commandLine = new CommandLine(serve);
+    commandLine.parseArgs("--listen", "127.0.0.1:0", "--data-dir", data.toString(), "--db", db());
+    StringWriter out = new StringWriter();
+    String secret;
+    try (ServeCommand.Running running = serve.start(new PrintWriter(out))) {
+      Path file = running.adminTokenFile().orElseThrow();
+      assertThat(file).isEqualTo(data.resolve("admin-token").toAbsolutePath());
+      assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
+          .isEqualTo("rw-------");
+      secret = Files.readString(file, StandardCharsets.UTF_8).strip();
+      assertThat(out.toString())
+          .contains("written to " + file)
+          .contains("listening on http://127.0.0.1:");
+      assertThat(out.toString()).doesNotContain(secret);
+
+      HttpResponse<String> answer =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(
+                          URI.create(running.server().baseUrl() + "/api/admin/platform/audit"))
+                      .header("Authorization", "Bearer " + secret)
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertThat(answer.statusCode()).isEqualTo(200);
+    }
+    // A second start finds an active token and creates none.
+    ServeCommand again = new ServeCommand();
+    new CommandLine(again)
+        .parseArgs("--listen", "127.0.0.1:0", "--data-dir", data.toString(), "--db", db());
+    try (ServeCommand.Running running = again.start(new PrintWriter(new StringWriter()))) {
+      assertThat(running.adminTokenFile()).isEmpty();
+    }
+    assertThat(Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip())
+        .isEqualTo(secret);
+  }
+
+  private void appendRows(int count) throws Exception {
+    try (var store = dev.agentsandbox.store.Store.open(db())) {
+      for (int i = 0; i < count; i++) {
+        store
+            .audit()
+            .append(
+                new dev.agentsandbox.store.AuditEvent(
+                    "agent_sandbox.test",
+                    "cli-test",
+                    "helper",
+                    "run-" + i,
+                    com.fasterxml.jackson.databind.node.JsonNodeFactory.instance
+                        .objectNode()
+                        .put("n", i)));
+      }
+    }
+  }
+
+  private void sql(String... statements) throws Exception {
+    try (Connection c = DriverManager.getConnection(db());
+        Statement s = c.createStatement()) {
+      for (String statement : statements) {
+        s.execute(statement);
+      }
+    }
+  }
+
+  @Test
+  void auditVerifyNamesAnEditedRow() throws Exception {
+    appendRows(4);
+    Run ok = run("audit", "verify", "--db", db());
+    assertThat(ok.exit()).isZero();
+    assertThat(ok.out()).startsWith("ok: 4 rows checked");
+    sql(
+        "DROP TRIGGER audit_log_no_update",
+        "UPDATE audit_log SET data = '{\"n\":99}' WHERE id = 2");
+    Run failed = run("audit", "verify", "--db", db());
+    assertThat(failed.exit()).isEqualTo(Main.FAILED);
+    assertThat(failed.err()).contains("FAILED").containsPattern("\\b2\\b");
+  }
+
+  @Test
+  void auditVerifyNamesADeletedRow() throws Exception {
+    appendRows(4);
+    sql("DROP TRIGGER audit_log_no_delete", "DELETE FROM audit_log WHERE id = 3");
+    Run failed = run("audit", "verify", "--db", db());
+    assertThat(failed.exit()).isEqualTo(Main.FAILED);
+    assertThat(failed.err()).containsPattern("\\b3\\b");
+  }
+
+  @Test
+  void auditQueryTailAndExportPrintJsonLines() throws Exception {
+    appendRows(5);
+    Run query =
+        run("audit", "query", "--type", "agent_sandbox.test", "--run", "run-3", "--db", db());
+    assertThat(query.out().lines()).hasSize(1).allMatch(l -> l.contains("\"run_id\":\"run-3\""));
+    Run tail = run("audit", "tail", "-n", "2", "--db", db());
+    assertThat(tail.out().lines()).hasSize(2);
+    assertThat(tail.out().lines().toList().get(1)).contains("\"run_id\":\"run-4\"");
+    Path file = dir.resolve("export.jsonl");
+    assertThat(
+            run("audit", "export", "--after-id", "1", "-o", file.toString(), "--db", db()).exit())
+        .isZero();
+    assertThat(Files.readAllLines(file)).hasSize(4);
+  }
+}

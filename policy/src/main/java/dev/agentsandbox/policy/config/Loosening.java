@@ -1,0 +1,54 @@
+package dev.agentsandbox.policy.config;
+
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * One way a change loosens the configuration; any loosening makes the change a weakening that needs
+ * the {@code governance.weaken} scope and a reason.
+ *
+ * @param path the JSON path of what loosened, in the document after the change
+ * @param kind what kind of loosening it is
+ * @param detail what changed, for a person
+ */
+public record Loosening(String path, Kind kind, String detail) {
+  /** The kinds of loosening, a closed set so audit rows and metrics stay bounded. */
+  public enum Kind {
+    /** {@code enabled} turned from false to true. */
+    ENABLED_TURNED_ON,
+    /** The backend moved down the isolation order of {@link Backend}. */
+    BACKEND_WEAKENED,
+    /** {@code require_runtime_class} turned from true to false. */
+    RUNTIME_CLASS_NOT_REQUIRED,
+    /** An agent that was not configured now is. */
+    AGENT_ADDED,
+    /** An allow-list entry that allows something no former entry allowed. */
+    ALLOW_ENTRY_ADDED,
+    /** An allow-list entry that allows more than a former entry it overlaps (wildcard, port). */
+    ALLOW_ENTRY_WIDENED,
+    /** An agent moved to another egress policy scope, whose rule may be wider. */
+    SCOPE_CHANGED,
+    /** An agent's {@code ttl_seconds} went up. */
+    TTL_RAISED,
+    /** An agent's cpus, memory or pids limit went up. */
+    RESOURCE_RAISED,
+    /** An egress policy rule became unrestricted. */
+    EGRESS_UNRESTRICTED;
+
+    /** The name used in documents, audit rows and metric labels. */
+    public String wireName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  public Loosening {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(detail, "detail");
+  }
+
+  @Override
+  public String toString() {
+    return path + ": " + detail;
+  }
+}

@@ -1,0 +1,156 @@
+package dev.agentsandbox.policy.config;
+
+import dev.agentsandbox.policy.AllowEntry;
+import dev.agentsandbox.policy.AllowList;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * Computes every loosening between two versions of a document. What counts is in {@link
+ * Loosening.Kind}; everything else (removing an agent or an entry, narrowing a wildcard, lowering a
+ * cap, turning sandboxes off, changing an image) is not a loosening.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class Loosenings {
+  private Loosenings() {}
+
+  /** Every loosening from {@code before} to {@code after}, in document order; empty if none. */
+  public static List<Loosening> between(SandboxConfig before, SandboxConfig after) {
+    List<Loosening> found = new ArrayList<>();
+    if (!before.enabled() && after.enabled()) {
+      found.add(
+          new Loosening("enabled", Loosening.Kind.ENABLED_TURNED_ON, "agent sandboxes turned on"));
+    }
+    if (after.backend().strength() < before.backend().strength()) {
+      found.add(
+          new Loosening(
+              "backend",
+              Loosening.Kind.BACKEND_WEAKENED,
+              before.backend().wireName()
+                  + " -> "
+                  + after.backend().wireName()
+                  + " moves to weaker isolation"));
+    }
+    if (before.requireRuntimeClass() && !after.requireRuntimeClass()) {
+      found.add(
+          new Loosening(
+              "require_runtime_class",
+              Loosening.Kind.RUNTIME_CLASS_NOT_REQUIRED,
+              "the gVisor RuntimeClass is no longer required"));
+    }
+    for (Map.Entry<String, AgentSettings> entry : after.agents().entrySet()) {
+      String path = TreeReader.field("agents", entry.getKey());
+      AgentSettings was = before.agents().get(entry.getKey());
+      if (was == null) {
+        found.add(new Loosening(path, Loosening.Kind.AGENT_ADDED, "agent added"));
+      } else {
+        agent(found, path, was, entry.getValue());
+      }
+    }
+    return List.copyOf(found);
+  }
+
+  /** Every loosening from {@code before} to {@code after}, in document order; empty if none. */
+  public static List<Loosening> between(EgressPolicy before, EgressPolicy after) {
+    List<Loosening> found = new ArrayList<>();
+    rule(found, "default", before.defaultRule(), after.defaultRule(), "");
+    // A scope named on either side is compared through ruleFor, so removing a scope that falls
+    // back to a wider default is caught as well as editing it.
+    TreeSet<String> names = new TreeSet<>(before.scopes().keySet());
+    names.addAll(after.scopes().keySet());
+    for (String name : names) {
+      String note = after.scopes().containsKey(name) ? "" : " (now under the default rule)";
+      rule(
+          found, TreeReader.field("scopes", name), before.ruleFor(name), after.ruleFor(name), note);
+    }
+    return List.copyOf(found);
+  }
+
+  private static void agent(
+      List<Loosening> found, String path, AgentSettings was, AgentSettings is) {
+    allowList(found, TreeReader.field(path, "allow"), was.allow(), is.allow(), "");
+    if (!was.scope().equals(is.scope())) {
+      found.add(
+          new Loosening(
+              TreeReader.field(path, "scope"),
+              Loosening.Kind.SCOPE_CHANGED,
+              "scope " + was.scope() + " -> " + is.scope() + " changes the egress policy applied"));
+    }
+    if (is.ttlSeconds() > was.ttlSeconds()) {
+      found.add(
+          new Loosening(
+              TreeReader.field(path, "ttl_seconds"),
+              Loosening.Kind.TTL_RAISED,
+              "raised from " + was.ttlSeconds() + " to " + is.ttlSeconds()));
+    }
+    String resources = TreeReader.field(path, "resources");
+    if (is.resources().cpus() > was.resources().cpus()) {
+      raised(found, resources, "cpus", was.resources().cpus(), is.resources().cpus());
+    }
+    if (is.resources().memoryMb() > was.resources().memoryMb()) {
+      raised(found, resources, "memory_mb", was.resources().memoryMb(), is.resources().memoryMb());
+    }
+    if (is.resources().pids() > was.resources().pids()) {
+      raised(found, resources, "pids", was.resources().pids(), is.resources().pids());
+    }
+  }
+
+  private static void raised(
+      List<Loosening> found, String resources, String name, Number was, Number is) {
+    found.add(
+        new Loosening(
+            TreeReader.field(resources, name),
+            Loosening.Kind.RESOURCE_RAISED,
+            "raised from " + was + " to " + is));
+  }
+
+  private static void rule(
+      List<Loosening> found, String path, ScopeRule was, ScopeRule is, String note) {
+    if (was.unrestricted()) {
+      return;
+    }
+    Optional<AllowList> list = is.allow();
+    if (list.isEmpty()) {
+      found.add(
+          new Loosening(
+              path, Loosening.Kind.EGRESS_UNRESTRICTED, "egress became unrestricted" + note));
+      return;
+    }
+    allowList(found, TreeReader.field(path, "allow"), was.allow().orElseThrow(), list.get(), note);
+  }
+
+  private static void allowList(
+      List<Loosening> found, String path, AllowList was, AllowList is, String note) {
+    List<AllowEntry> entries = is.entries();
+    for (int i = 0; i < entries.size(); i++) {
+      AllowEntry entry = entries.get(i);
+      if (was.covers(entry)) {
+        continue;
+      }
+      // Overlap is judged on hosts alone, so a port added to a former host counts as widening it.
+      AllowEntry hosts = new AllowEntry(entry.wildcard(), entry.domain(), AllowEntry.DEFAULT_PORTS);
+      Optional<AllowEntry> overlapped =
+          was.entries().stream()
+              .filter(
+                  old ->
+                      new AllowEntry(old.wildcard(), old.domain(), AllowEntry.DEFAULT_PORTS)
+                          .intersect(hosts)
+                          .isPresent())
+              .findFirst();
+      String at = TreeReader.index(path, i);
+      if (overlapped.isPresent()) {
+        found.add(
+            new Loosening(
+                at,
+                Loosening.Kind.ALLOW_ENTRY_WIDENED,
+                entry + " allows more than " + overlapped.get() + note));
+      } else {
+        found.add(new Loosening(at, Loosening.Kind.ALLOW_ENTRY_ADDED, entry + " added" + note));
+      }
+    }
+  }
+}

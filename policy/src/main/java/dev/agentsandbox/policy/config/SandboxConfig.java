@@ -1,0 +1,78 @@
+package dev.agentsandbox.policy.config;
+
+import dev.agentsandbox.policy.AllowList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * The agent sandbox configuration: whether sandboxes are on, which backend runs them, and each
+ * agent's settings. Immutable; agents are kept sorted by name so that documents compare and hash
+ * the same however they were written.
+ *
+ * @param enabled whether agent sandboxes are on at all
+ * @param backend the backend asked for
+ * @param requireRuntimeClass refuse to run on Kubernetes without the gVisor RuntimeClass
+ * @param agents settings per agent name
+ */
+public record SandboxConfig(
+    boolean enabled,
+    Backend backend,
+    boolean requireRuntimeClass,
+    SortedMap<String, AgentSettings> agents) {
+
+  /** The configuration in force before anyone configured anything: off, no agents. */
+  public static final SandboxConfig DEFAULT =
+      new SandboxConfig(false, Backend.AUTO, false, new TreeMap<>());
+
+  public SandboxConfig {
+    Objects.requireNonNull(backend, "backend");
+    agents = Collections.unmodifiableSortedMap(new TreeMap<>(agents));
+  }
+
+  /**
+   * Reads a document parsed from JSON into plain Java values ({@code Map}, {@code List}, {@code
+   * String}, {@code Number}, {@code Boolean}, {@code null}).
+   *
+   * @throws InvalidConfigException with every problem found, each at its JSON path
+   */
+  public static SandboxConfig read(Object tree) {
+    return SandboxConfigReader.read(tree);
+  }
+
+  /** The document as plain Java values, with every default written out. */
+  public Map<String, Object> toTree() {
+    Map<String, Object> tree = new LinkedHashMap<>();
+    tree.put("enabled", enabled);
+    tree.put("backend", backend.wireName());
+    tree.put("require_runtime_class", requireRuntimeClass);
+    Map<String, Object> agentTrees = new LinkedHashMap<>();
+    agents.forEach((name, agent) -> agentTrees.put(name, agentTree(agent)));
+    tree.put("agents", agentTrees);
+    return tree;
+  }
+
+  static Map<String, Object> agentTree(AgentSettings agent) {
+    Map<String, Object> tree = new LinkedHashMap<>();
+    tree.put("allow", agent.allow().asStrings());
+    tree.put("image", agent.image());
+    tree.put("scope", agent.scope());
+    tree.put("ttl_seconds", agent.ttlSeconds());
+    Map<String, Object> resources = new LinkedHashMap<>();
+    resources.put("cpus", agent.resources().cpus());
+    resources.put("memory_mb", agent.resources().memoryMb());
+    resources.put("pids", agent.resources().pids());
+    tree.put("resources", resources);
+    return tree;
+  }
+
+  /** Each agent's allow-list as the instance egress policy narrows it: what really applies. */
+  public SortedMap<String, AllowList> effectiveAllow(EgressPolicy policy) {
+    SortedMap<String, AllowList> effective = new TreeMap<>();
+    agents.forEach((name, agent) -> effective.put(name, policy.effectiveAllow(agent)));
+    return effective;
+  }
+}

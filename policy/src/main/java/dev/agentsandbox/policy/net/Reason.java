@@ -1,0 +1,57 @@
+package dev.agentsandbox.policy.net;
+
+/**
+ * Why the proxy allowed or refused a connection attempt: a closed set whose {@link #wireName()} is
+ * used verbatim in the {@code X-Agent-Sandbox-Denied} header, the decision JSON, metric labels and
+ * audit rows. Keeping the set closed keeps metric cardinality bounded.
+ */
+public enum Reason {
+  /** Every check passed. */
+  ALLOWED("allowed"),
+  /** No allow-list entry names the host. */
+  NOT_ALLOWED("not-allowed"),
+  /** An entry names the host, but not on this port. */
+  PORT_NOT_ALLOWED("port-not-allowed"),
+  /** The target is an IP address in some spelling; entries are host names, never addresses. */
+  IP_LITERAL("ip-literal"),
+  /** The target is not a well-formed host name or host:port. */
+  INVALID_TARGET("invalid-target"),
+  /** The sandbox allow-list allows the host, the instance egress policy does not. */
+  INSTANCE_POLICY("instance-policy"),
+  /** Every resolved address is loopback, private, metadata or otherwise not public. */
+  NON_PUBLIC_ADDRESS("non-public-address"),
+  /** The name did not resolve (no answer, an error or the resolver timed out). */
+  DNS_FAILURE("dns-failure"),
+  /** The TLS ClientHello names a different host than the CONNECT target (domain fronting). */
+  SNI_MISMATCH("sni-mismatch"),
+  /** A tunnel to port 443 did not start with a TLS ClientHello carrying a server name. */
+  SNI_MISSING("sni-missing"),
+  /** The request is malformed: origin-form, ambiguous framing, bad chunking, bad port. */
+  BAD_REQUEST("bad-request"),
+  /** A protocol upgrade (WebSocket, h2c) was requested on a plain HTTP request. */
+  UPGRADE_REFUSED("upgrade-refused"),
+  /** The request head is larger than the configured header limit. */
+  HEADER_TOO_LARGE("header-too-large"),
+  /** The proxy already holds its maximum number of client connections. */
+  TOO_MANY_CONNECTIONS("too-many-connections"),
+  /** The checked address did not accept the connection within the connect timeout. */
+  CONNECT_TIMEOUT("connect-timeout"),
+  /** The checked address refused or reset the connection. */
+  CONNECT_FAILED("connect-failed");
+
+  private final String wireName;
+
+  Reason(String wireName) {
+    this.wireName = wireName;
+  }
+
+  /** The stable lower-case name used on the wire, in JSON, metrics and audit rows. */
+  public String wireName() {
+    return wireName;
+  }
+
+  @Override
+  public String toString() {
+    return wireName;
+  }
+}

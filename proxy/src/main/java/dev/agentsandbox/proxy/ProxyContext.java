@@ -1,0 +1,27 @@
+package dev.agentsandbox.proxy;
+
+import dev.agentsandbox.policy.net.AddressPolicy;
+import dev.agentsandbox.policy.net.EgressPolicy;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * What every connection handler of one running proxy shares; fixed once the proxy listens.
+ *
+ * @param egress steps 1 to 5 (no I/O)
+ * @param addresses step 6 (no I/O), knowing the proxy's own listening socket
+ * @param resolver called only for names {@code egress} allowed
+ * @param decisions where every decision goes
+ * @param metrics counters and gauges
+ * @param limits resource limits
+ * @param runId the run this proxy serves
+ * @param openConnections client connections open now, for {@link Limits#maxConnections()}
+ */
+record ProxyContext(
+    EgressPolicy egress,
+    AddressPolicy addresses,
+    HostResolver resolver,
+    DecisionLog decisions,
+    ProxyMetrics metrics,
+    Limits limits,
+    String runId,
+    AtomicInteger openConnections) {}

@@ -1,0 +1,87 @@
+package dev.agentsandbox.proxy;
+
+import dev.agentsandbox.policy.HostName;
+import dev.agentsandbox.policy.InvalidHostException;
+import dev.agentsandbox.policy.net.Reason;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.ssl.AbstractSniHandler;
+import io.netty.util.concurrent.Future;
+
+/**
+ * Reads the TLS ClientHello at the start of a tunnel to port 443 and lets it through only when its
+ * server name (SNI) is the CONNECT target: a different name is domain fronting (the CDN at the
+ * allowed name's address would route to the fronted host), and no server name at all (or no TLS) is
+ * refused too, because the upstream would then pick a virtual host the policy never saw. The
+ * ClientHello bytes stay buffered and flow on unchanged once the check passes.
+ */
+final class SniGuard extends AbstractSniHandler<Boolean> {
+  /** Large enough for post-quantum key shares, small enough to bound per-tunnel memory. */
+  private static final int MAX_CLIENT_HELLO = 64 * 1024;
+
+  private final Channel upstream;
+  private final Attempt attempt;
+  private final boolean requireTls;
+  private boolean sawTls;
+
+  /**
+   * Guards a tunnel; {@code requireTls} refuses one whose first bytes are not a ClientHello. A
+   * client that sends nothing within {@code timeoutMillis} is disconnected.
+   */
+  SniGuard(Channel upstream, Attempt attempt, boolean requireTls, long timeoutMillis) {
+    super(MAX_CLIENT_HELLO, timeoutMillis);
+    this.upstream = upstream;
+    this.attempt = attempt;
+    this.requireTls = requireTls;
+  }
+
+  @Override
+  protected Future<Boolean> lookup(ChannelHandlerContext ctx, io.netty.buffer.ByteBuf clientHello)
+      throws Exception {
+    // Netty passes null when the first bytes are not a TLS handshake record.
+    sawTls = clientHello != null;
+    return super.lookup(ctx, clientHello);
+  }
+
+  @Override
+  protected Future<Boolean> lookup(ChannelHandlerContext ctx, String hostname) {
+    boolean passes = sawTls ? matches(hostname) : !requireTls;
+    return ctx.executor().newSucceededFuture(passes);
+  }
+
+  @Override
+  protected void onLookupComplete(
+      ChannelHandlerContext ctx, String hostname, Future<Boolean> future) {
+    if (Boolean.TRUE.equals(future.getNow())) {
+      ctx.pipeline().remove(this);
+      return;
+    }
+    if (hostname == null) {
+      attempt.deny(
+          Reason.SNI_MISSING,
+          "the tunnel did not start with a TLS ClientHello naming " + attempt.host());
+    } else {
+      attempt.deny(
+          Reason.SNI_MISMATCH,
+          "the TLS server name "
+              + "'"
+              + Echo.of(hostname)
+              + "'"
+              + " is not the CONNECT target "
+              + attempt.host());
+    }
+    ctx.close();
+    upstream.close();
+  }
+
+  private boolean matches(String hostname) {
+    if (hostname == null) {
+      return false;
+    }
+    try {
+      return HostName.canonicalTargetHost(hostname).equals(attempt.host());
+    } catch (InvalidHostException e) {
+      return false;
+    }
+  }
+}

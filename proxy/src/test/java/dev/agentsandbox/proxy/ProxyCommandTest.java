@@ -1,0 +1,173 @@
+package dev.agentsandbox.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import picocli.CommandLine;
+
+/** Bad input exits with 2 and one actionable line, never a stack trace; one row per case. */
+class ProxyCommandTest {
+  @TempDir static Path temp;
+
+  static Stream<Arguments> badInput() throws Exception {
+    Path unknownField = temp.resolve("unknown.json");
+    Files.writeString(
+        unknownField, "{\"listen\":\"127.0.0.1:0\",\"allow\":[],\"alow\":[\"x.test\"]}");
+    Path broken = temp.resolve("broken.json");
+    Files.writeString(broken, "{\"listen\": ");
+    Path wideCidr = temp.resolve("wide.json");
+    Files.writeString(
+        wideCidr,
+        "{\"listen\":\"127.0.0.1:0\",\"allow\":[\"a.test\"],\"internal_cidrs\":[\"0.0.0.0/0\"]}");
+    Path badLimit = temp.resolve("limit.json");
+    Files.writeString(
+        badLimit,
+        "{\"listen\":\"127.0.0.1:0\",\"allow\":[\"a.test\"],\"limits\":{\"max_connections\":0}}");
+    Path badHosts = temp.resolve("hosts");
+    Files.writeString(badHosts, "127.1 short.test\n");
+    return Stream.of(
+        row("missing --listen", "--listen is required", "--allow", "a.test"),
+        row("missing --allow", "--allow is required", "--listen", "127.0.0.1:0"),
+        row(
+            "bare star entry",
+            "a bare * is refused",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "a.test,*"),
+        row(
+            "IP literal entry",
+            "IP addresses are refused",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "127.0.0.1"),
+        row(
+            "absurd internal CIDR",
+            "wider than /8",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "a.test",
+            "--internal-cidr",
+            "0.0.0.0/0"),
+        row(
+            "mapped internal CIDR",
+            "embeds IPv4",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "a.test",
+            "--internal-cidr",
+            "::ffff:0:0/96"),
+        row(
+            "listen without port",
+            "expected HOST:PORT",
+            "--listen",
+            "127.0.0.1",
+            "--allow",
+            "a.test"),
+        row(
+            "duration without unit",
+            "needs a unit",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "a.test",
+            "--idle-timeout",
+            "30"),
+        row(
+            "hosts file with a short IPv4 form",
+            "not an IP address",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "a.test",
+            "--hosts",
+            badHosts.toString()),
+        row(
+            "policy file with unknown field",
+            "unknown field 'alow'",
+            "--policy",
+            unknownField.toString()),
+        row("policy file that is not JSON", "reading policy file", "--policy", broken.toString()),
+        row("policy file with absurd CIDR", "wider than /8", "--policy", wideCidr.toString()),
+        row(
+            "policy file with zero connections",
+            "max_connections",
+            "--policy",
+            badLimit.toString()),
+        row(
+            "policy file plus options",
+            "cannot be combined",
+            "--policy",
+            broken.toString(),
+            "--listen",
+            "127.0.0.1:0"),
+        row("unknown option", "Unknown option", "--listne", "127.0.0.1:0"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource
+  void badInput(String name, String message, String[] args) {
+    PrintStream originalErr = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    StringWriter picocliErr = new StringWriter();
+    int exit;
+    try {
+      System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+      CommandLine line = ProxyMain.commandLine(new ProxyCommand());
+      line.setErr(new PrintWriter(picocliErr, true));
+      exit = line.execute(args);
+    } finally {
+      System.setErr(originalErr);
+    }
+    String output = captured.toString(StandardCharsets.UTF_8) + picocliErr;
+    assertThat(exit).isEqualTo(ProxyCommand.EXIT_BAD_INPUT);
+    assertThat(output.strip().lines()).hasSize(1);
+    assertThat(output)
+        .startsWith("agent-sandbox proxy: ")
+        .contains(message)
+        .doesNotContain("\tat ");
+  }
+
+  @Test
+  void aValidPolicyFileBecomesTheSameConfigAsTheOptions() throws Exception {
+    Path file = temp.resolve("good.json");
+    Files.writeString(
+        file,
+        """
+        {"listen": "127.0.0.1:0", "allow": ["api.vendor.com", "*.cdn.example:8443"],
+         "instance_allow": null, "internal_cidrs": ["10.20.0.0/16"],
+         "hosts": {"api.vendor.com": ["10.20.1.2"]}, "run_id": "run-42", "decisions": "-",
+         "limits": {"idle_timeout_ms": 1000, "max_connections": 5}}
+        """);
+    ProxyCommand command = new ProxyCommand();
+    new CommandLine(command).parseArgs("--policy", file.toString());
+    ProxyConfig config = command.config();
+    assertThat(config.allow().asStrings()).containsExactly("api.vendor.com", "*.cdn.example:8443");
+    assertThat(config.instanceAllow()).isEmpty();
+    assertThat(config.internal().asStrings()).containsExactly("10.20.0.0/16");
+    assertThat(config.hosts().orElseThrow()).containsKey("api.vendor.com");
+    assertThat(config.runId()).isEqualTo("run-42");
+    assertThat(config.limits().idleTimeout().toMillis()).isEqualTo(1000);
+    assertThat(config.limits().maxConnections()).isEqualTo(5);
+    assertThat(config.limits().connectTimeout()).isEqualTo(Limits.DEFAULTS.connectTimeout());
+  }
+
+  private static Arguments row(String name, String message, String... args) {
+    return Arguments.of(name, message, args);
+  }
+}

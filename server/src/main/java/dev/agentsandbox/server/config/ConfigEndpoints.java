@@ -1,0 +1,103 @@
+package dev.agentsandbox.server.config;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.EgressPolicy;
+import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.server.http.Request;
+import dev.agentsandbox.server.http.Response;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code GET}/{@code PUT} of the agent sandbox configuration and the instance egress policy. Each
+ * answer carries the stored version as {@code version} and as the {@code ETag}; the sandbox
+ * configuration also shows each agent's {@code effective_allow}: its allow-list narrowed by its
+ * scope's egress policy rule, which is what will really apply.
+ */
+public final class ConfigEndpoints {
+  private final GovernedConfigs configs;
+  private final ObjectMapper mapper;
+
+  public ConfigEndpoints(GovernedConfigs configs, ObjectMapper mapper) {
+    this.configs = configs;
+    this.mapper = mapper;
+  }
+
+  public Response getSandbox(Request request) {
+    request.onlyQueryParams(Set.of());
+    return answer(sandboxView(configs.current(GovernedDocument.SANDBOX)), null);
+  }
+
+  public Response putSandbox(Request request) throws IOException {
+    GovernedConfigs.Change<SandboxConfig> change =
+        configs.update(
+            GovernedDocument.SANDBOX,
+            request.jsonBody(),
+            request.header("If-Match"),
+            request.principal());
+    return answer(sandboxView(change.saved()), change);
+  }
+
+  public Response getEgressPolicy(Request request) {
+    request.onlyQueryParams(Set.of());
+    return answer(egressView(configs.current(GovernedDocument.EGRESS_POLICY)), null);
+  }
+
+  public Response putEgressPolicy(Request request) throws IOException {
+    GovernedConfigs.Change<EgressPolicy> change =
+        configs.update(
+            GovernedDocument.EGRESS_POLICY,
+            request.jsonBody(),
+            request.header("If-Match"),
+            request.principal());
+    return answer(egressView(change.saved()), change);
+  }
+
+  private Map<String, Object> sandboxView(Versioned<SandboxConfig> current) {
+    EgressPolicy policy = configs.current(GovernedDocument.EGRESS_POLICY).document();
+    Map<String, Object> view = metadata(current);
+    Map<String, Object> tree = current.document().toTree();
+    Map<String, AllowList> effective = current.document().effectiveAllow(policy);
+    @SuppressWarnings("unchecked")
+    Map<String, Object> agents = (Map<String, Object>) tree.get("agents");
+    agents.replaceAll(
+        (name, agentTree) -> {
+          @SuppressWarnings("unchecked")
+          Map<String, Object> withEffective = new LinkedHashMap<>((Map<String, Object>) agentTree);
+          withEffective.put("effective_allow", effective.get(name).asStrings());
+          return withEffective;
+        });
+    view.putAll(tree);
+    return view;
+  }
+
+  private Map<String, Object> egressView(Versioned<EgressPolicy> current) {
+    Map<String, Object> view = metadata(current);
+    view.putAll(current.document().toTree());
+    return view;
+  }
+
+  private static Map<String, Object> metadata(Versioned<?> current) {
+    Map<String, Object> view = new LinkedHashMap<>();
+    view.put("version", current.version());
+    view.put("updated_at", current.updatedAt() == null ? null : current.updatedAt().toString());
+    view.put("updated_by", current.updatedBy());
+    return view;
+  }
+
+  private Response answer(Map<String, Object> view, GovernedConfigs.Change<?> change) {
+    if (change != null) {
+      Map<String, Object> summary = new LinkedHashMap<>();
+      summary.put("weakening", !change.loosenings().isEmpty());
+      summary.put("loosenings", GovernedConfigs.loosenings(change.loosenings()));
+      summary.put("reason", change.reason());
+      view.put("change", summary);
+    }
+    return Response.json(200, Json.bytes(mapper, view))
+        .withHeader("ETag", "\"" + view.get("version") + "\"");
+  }
+}

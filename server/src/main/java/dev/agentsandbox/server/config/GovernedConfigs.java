@@ -1,0 +1,287 @@
+package dev.agentsandbox.server.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.config.Loosening;
+import dev.agentsandbox.server.http.ApiException;
+import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.server.http.ServerMetrics;
+import dev.agentsandbox.store.AuditEvent;
+import dev.agentsandbox.store.Store;
+import dev.agentsandbox.store.StoredConfig;
+import dev.agentsandbox.store.TokenInfo;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads and changes governed documents: checks the version the caller read, computes every
+ * loosening, demands {@code governance.weaken} and a reason for any, and saves the new version with
+ * its {@code agent_sandbox.config.update} audit row in one transaction. Refusals are audited as
+ * {@code agent_sandbox.config.refused}. Thread-safe.
+ */
+public final class GovernedConfigs {
+  public static final String UPDATE_EVENT = "agent_sandbox.config.update";
+  public static final String REFUSED_EVENT = "agent_sandbox.config.refused";
+
+  /** Reasons are for change tickets and a sentence; anything longer is a mistake. */
+  static final int MAX_REASON_LENGTH = 1000;
+
+  private static final Pattern ETAG = Pattern.compile("(?:W/)?\"?([0-9]{1,18})\"?");
+
+  private final Store store;
+  private final ObjectMapper mapper;
+  private final ServerMetrics metrics;
+
+  public GovernedConfigs(Store store, ObjectMapper mapper, ServerMetrics metrics) {
+    this.store = store;
+    this.mapper = mapper;
+    this.metrics = metrics;
+  }
+
+  /** The current version of a document, or its defaults as version 0. */
+  public <T> Versioned<T> current(GovernedDocument<T> kind) {
+    Optional<StoredConfig> stored = store.configs().current(kind.key());
+    if (stored.isEmpty()) {
+      return new Versioned<>(kind.defaults(), 0, null, null);
+    }
+    StoredConfig config = stored.get();
+    T document = kind.reader().apply(Json.plain(mapper, config.document()));
+    return new Versioned<>(document, config.version(), config.updatedAt(), config.updatedBy());
+  }
+
+  /** What an accepted change did. */
+  public record Change<T>(Versioned<T> saved, List<Loosening> loosenings, String reason) {}
+
+  /**
+   * Applies a {@code PUT} body.
+   *
+   * @param body the request body: the document plus optional {@code version} and {@code reason}
+   * @param ifMatch the {@code If-Match} header, if sent
+   * @param actor the authenticated token (already checked for {@code agent_sandbox.configure})
+   */
+  public <T> Change<T> update(
+      GovernedDocument<T> kind, JsonNode body, Optional<String> ifMatch, TokenInfo actor) {
+    if (!body.isObject()) {
+      throw new ApiException(400, "invalid_config", "the body must be a JSON object");
+    }
+    Map<String, Object> tree = new LinkedHashMap<>(objectTree(body));
+    Optional<Long> bodyVersion = bodyVersion(tree.remove("version"));
+    String reason = reason(tree.remove("reason"));
+    Optional<Long> headerVersion = ifMatch.map(GovernedConfigs::parseIfMatch);
+    if (bodyVersion.isPresent()
+        && headerVersion.isPresent()
+        && !bodyVersion.get().equals(headerVersion.get())) {
+      throw ApiException.badRequest(
+          "If-Match says version "
+              + headerVersion.get()
+              + " but the body says "
+              + bodyVersion.get()
+              + " (send one, or the same in both)");
+    }
+    T after = kind.reader().apply(tree);
+    Versioned<T> before = current(kind);
+    long expected = headerVersion.or(() -> bodyVersion).orElse(-1L);
+    if (expected < 0) {
+      if (before.version() != 0) {
+        throw new ApiException(
+            428,
+            "version_required",
+            "update "
+                + kind.key()
+                + ": send the version you read (If-Match: \""
+                + before.version()
+                + "\" or a \"version\" field) so that no one's change is silently overwritten");
+      }
+      expected = 0;
+    }
+    if (expected != before.version()) {
+      throw new ApiException(
+          409,
+          "version_conflict",
+          "update "
+              + kind.key()
+              + ": you sent version "
+              + expected
+              + " but the current one is "
+              + before.version()
+              + " (GET it again, re-apply your change and send the new version)");
+    }
+    List<Loosening> loosenings = kind.loosenings().apply(before.document(), after);
+    Map<String, Object> beforeTree = kind.writer().apply(before.document());
+    Map<String, Object> afterTree = kind.writer().apply(after);
+    if (!loosenings.isEmpty()) {
+      List<String> missing = new ArrayList<>();
+      if (!actor.scopes().contains(Scopes.GOVERNANCE_WEAKEN)) {
+        missing.add(Scopes.GOVERNANCE_WEAKEN);
+      }
+      if (reason == null) {
+        missing.add("reason");
+      }
+      if (!missing.isEmpty()) {
+        refuse(kind, before.version(), beforeTree, afterTree, loosenings, reason, missing, actor);
+      }
+    }
+    Map<String, Object> data = new LinkedHashMap<>();
+    data.put("config", kind.key());
+    data.put("version", before.version() + 1);
+    data.put("before", beforeTree);
+    data.put("after", afterTree);
+    data.put("weakening", !loosenings.isEmpty());
+    data.put("loosenings", loosenings(loosenings));
+    data.put("reason", reason);
+    StoredConfig saved =
+        store
+            .configs()
+            .save(
+                kind.key(),
+                expected,
+                Json.tree(mapper, afterTree),
+                new AuditEvent(UPDATE_EVENT, actor.name(), null, null, Json.tree(mapper, data)));
+    metrics.configUpdated(kind.key(), !loosenings.isEmpty());
+    return new Change<>(
+        new Versioned<>(after, saved.version(), saved.updatedAt(), saved.updatedBy()),
+        loosenings,
+        reason);
+  }
+
+  private <T> void refuse(
+      GovernedDocument<T> kind,
+      long version,
+      Map<String, Object> beforeTree,
+      Map<String, Object> afterTree,
+      List<Loosening> loosenings,
+      String reason,
+      List<String> missing,
+      TokenInfo actor) {
+    Map<String, Object> data = new LinkedHashMap<>();
+    data.put("config", kind.key());
+    data.put("version", version);
+    data.put("before", beforeTree);
+    data.put("after", afterTree);
+    data.put("weakening", true);
+    data.put("loosenings", loosenings(loosenings));
+    data.put("reason", reason);
+    data.put("missing", missing);
+    store
+        .audit()
+        .append(new AuditEvent(REFUSED_EVENT, actor.name(), null, null, Json.tree(mapper, data)));
+    metrics.configRefused(kind.key());
+    Map<String, Object> details = new LinkedHashMap<>();
+    details.put("loosenings", loosenings(loosenings));
+    details.put("missing", missing);
+    if (missing.contains(Scopes.GOVERNANCE_WEAKEN)) {
+      details.put("missing_scope", Scopes.GOVERNANCE_WEAKEN);
+    }
+    throw new ApiException(
+        403,
+        "weakening_refused",
+        "update "
+            + kind.key()
+            + ": the change loosens "
+            + loosenings.size()
+            + (loosenings.size() == 1 ? " thing" : " things")
+            + " ("
+            + String.join("; ", loosenings.stream().map(Loosening::toString).toList())
+            + ") and needs "
+            + describeMissing(missing, actor),
+        details);
+  }
+
+  private static String describeMissing(List<String> missing, TokenInfo actor) {
+    List<String> parts = new ArrayList<>();
+    if (missing.contains(Scopes.GOVERNANCE_WEAKEN)) {
+      parts.add(
+          "the scope " + Scopes.GOVERNANCE_WEAKEN + ", which token '" + actor.name() + "' lacks");
+    }
+    if (missing.contains("reason")) {
+      parts.add("a non-empty \"reason\" (such as a change ticket)");
+    }
+    return String.join(" and ", parts);
+  }
+
+  static List<Map<String, Object>> loosenings(List<Loosening> loosenings) {
+    return loosenings.stream()
+        .map(
+            l -> {
+              Map<String, Object> row = new LinkedHashMap<>();
+              row.put("path", l.path());
+              row.put("kind", l.kind().wireName());
+              row.put("detail", l.detail());
+              return row;
+            })
+        .toList();
+  }
+
+  @SuppressWarnings("unchecked")
+  private Map<String, Object> objectTree(JsonNode body) {
+    return (Map<String, Object>) Json.plain(mapper, body);
+  }
+
+  private static Optional<Long> bodyVersion(Object value) {
+    if (value == null) {
+      return Optional.empty();
+    }
+    if (value instanceof Number number) {
+      try {
+        long version = new BigDecimal(number.toString()).longValueExact();
+        if (version >= 0) {
+          return Optional.of(version);
+        }
+      } catch (ArithmeticException | NumberFormatException e) {
+        // falls through to the refusal below
+      }
+    }
+    throw new ApiException(
+        400,
+        "invalid_config",
+        "version: must be the whole number from GET (0 when nothing was saved yet)",
+        Map.of(
+            "problems", List.of(Map.of("path", "version", "message", "must be a whole number"))));
+  }
+
+  private static String reason(Object value) {
+    if (value == null) {
+      return null;
+    }
+    if (!(value instanceof String text)) {
+      throw new ApiException(
+          400,
+          "invalid_config",
+          "reason: must be a string",
+          Map.of("problems", List.of(Map.of("path", "reason", "message", "must be a string"))));
+    }
+    String trimmed = text.strip();
+    if (trimmed.length() > MAX_REASON_LENGTH) {
+      throw new ApiException(
+          400,
+          "invalid_config",
+          "reason: longer than " + MAX_REASON_LENGTH + " characters",
+          Map.of(
+              "problems",
+              List.of(
+                  Map.of(
+                      "path",
+                      "reason",
+                      "message",
+                      "longer than " + MAX_REASON_LENGTH + " characters"))));
+    }
+    return trimmed.isEmpty() ? null : trimmed;
+  }
+
+  static long parseIfMatch(String header) {
+    Matcher matcher = ETAG.matcher(header.trim());
+    if (!matcher.matches()) {
+      throw ApiException.badRequest(
+          "If-Match must be the ETag from GET, such as \"3\" (a wildcard * is refused: it would"
+              + " overwrite whatever is there)");
+    }
+    return Long.parseLong(matcher.group(1));
+  }
+}

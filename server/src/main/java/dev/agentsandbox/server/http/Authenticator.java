@@ -1,0 +1,75 @@
+package dev.agentsandbox.server.http;
+
+import dev.agentsandbox.store.TokenInfo;
+import dev.agentsandbox.store.TokenStore;
+import java.util.Map;
+import java.util.Optional;
+
+/** Turns an {@code Authorization: Bearer} header into a token and checks a route's scope. */
+public final class Authenticator {
+  private static final String BEARER = "bearer ";
+
+  private final TokenStore tokens;
+
+  public Authenticator(TokenStore tokens) {
+    this.tokens = tokens;
+  }
+
+  /**
+   * The token presented, holding {@code scope}.
+   *
+   * @throws ApiException 401 when the header is missing or the token unknown, revoked or expired;
+   *     403 naming the scope when the token lacks it
+   */
+  public TokenInfo authorize(Optional<String> authorization, String scope) {
+    String header = authorization.orElse("").trim();
+    if (header.isEmpty()) {
+      throw new ApiException(
+          401,
+          "missing_token",
+          "authenticate: no Authorization header (send Authorization: Bearer TOKEN)");
+    }
+    if (header.length() <= BEARER.length()
+        || !header.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
+      throw new ApiException(
+          401,
+          "missing_token",
+          "authenticate: the Authorization header is not a bearer token (send Authorization:"
+              + " Bearer TOKEN)");
+    }
+    String secret = header.substring(BEARER.length()).trim();
+    TokenInfo token =
+        tokens
+            .authenticate(secret)
+            .orElseThrow(
+                () ->
+                    new ApiException(
+                        401,
+                        "invalid_token",
+                        "authenticate: the token is unknown, revoked or expired (create one with"
+                            + " agent-sandbox token create)"));
+    requireScope(token, scope);
+    return token;
+  }
+
+  /**
+   * Checks that the token holds {@code scope}.
+   *
+   * @throws ApiException 403 naming the missing scope
+   */
+  public static void requireScope(TokenInfo token, String scope) {
+    if (!token.scopes().contains(scope)) {
+      throw new ApiException(
+          403,
+          "missing_scope",
+          "token '"
+              + token.name()
+              + "' lacks the scope "
+              + scope
+              + " (create a token with --scopes "
+              + scope
+              + ")",
+          Map.of("missing_scope", scope));
+    }
+  }
+}

@@ -1,0 +1,31 @@
+package dev.agentsandbox.server.http;
+
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/** The token scopes the API knows. */
+public final class Scopes {
+  /** Read configuration and policy. */
+  public static final String READ = "agent_sandbox.read";
+
+  /** Change configuration and policy in ways that tighten them. */
+  public static final String CONFIGURE = "agent_sandbox.configure";
+
+  /** Plan and run workloads. */
+  public static final String RUN = "agent_sandbox.run";
+
+  /** Read and export the audit log. */
+  public static final String AUDIT_READ = "audit.read";
+
+  /** Make changes that loosen configuration or policy (with a reason). */
+  public static final String GOVERNANCE_WEAKEN = "governance.weaken";
+
+  /** Every scope, in the order documented. */
+  public static final Set<String> ALL =
+      Collections.unmodifiableSet(
+          new LinkedHashSet<>(List.of(READ, CONFIGURE, RUN, AUDIT_READ, GOVERNANCE_WEAKEN)));
+
+  private Scopes() {}
+}

@@ -1,0 +1,79 @@
+package dev.agentsandbox.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/** A real HTTP client against the server under test. */
+final class ApiClient {
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  private final String baseUrl;
+
+  ApiClient(String baseUrl) {
+    this.baseUrl = baseUrl;
+  }
+
+  /** One answer: status, headers and body. */
+  record Answer(int status, HttpResponse<String> raw) {
+    JsonNode json() {
+      try {
+        return MAPPER.readTree(raw.body());
+      } catch (IOException e) {
+        throw new AssertionError("not JSON: " + raw.body(), e);
+      }
+    }
+
+    String header(String name) {
+      return raw.headers().firstValue(name).orElse(null);
+    }
+
+    String body() {
+      return raw.body();
+    }
+  }
+
+  Answer get(String path, String token) {
+    return send(builder(path, token).GET());
+  }
+
+  Answer put(String path, String token, String json, String... headers) {
+    HttpRequest.Builder builder =
+        builder(path, token)
+            .header("Content-Type", "application/json")
+            .PUT(HttpRequest.BodyPublishers.ofString(json));
+    for (int i = 0; i < headers.length; i += 2) {
+      builder.header(headers[i], headers[i + 1]);
+    }
+    return send(builder);
+  }
+
+  Answer send(HttpRequest.Builder builder) {
+    try {
+      HttpResponse<String> response =
+          http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+      return new Answer(response.statusCode(), response);
+    } catch (IOException e) {
+      throw new AssertionError("request failed: " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
+    }
+  }
+
+  HttpRequest.Builder builder(String path, String token) {
+    HttpRequest.Builder builder =
+        HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30));
+    if (token != null) {
+      builder.header("Authorization", "Bearer " + token);
+    }
+    return builder;
+  }
+}
