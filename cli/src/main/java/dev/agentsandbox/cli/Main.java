@@ -26,6 +26,8 @@ import picocli.CommandLine.Command;
       AuditCommand.class,
       ConfigCommand.class,
       ProxyCommand.class,
+      RunCommand.Run.class,
+      RunCommand.Plan.class,
       CommandLine.HelpCommand.class
     })
 public final class Main {

@@ -8,11 +8,13 @@ import dev.agentsandbox.server.http.Scopes;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -145,17 +147,48 @@ abstract class AdminApiContract {
   // ---- request shape ----
 
   @Test
-  void theFeaturePageCurlWithoutContentTypeIs415WithAHint() {
-    // curl -d sends application/x-www-form-urlencoded unless told otherwise.
-    Answer answer =
-        api.client.send(
-            api.client
-                .builder(CONFIG, api.admin)
-                .header("Content-Type", "application/x-www-form-urlencoded")
-                .PUT(HttpRequest.BodyPublishers.ofString(FEATURE_PAGE_PUT)));
-    assertThat(answer.status()).isEqualTo(415);
-    assertThat(answer.json().get("error").asText()).isEqualTo("unsupported_media_type");
-    assertThat(answer.json().get("message").asText()).contains("Content-Type: application/json");
+  void theFeaturePageCurlCommandWorksAsWritten() throws Exception {
+    // The feature page's step 3, run with the real curl: -d without -H labels the body
+    // application/x-www-form-urlencoded.
+    Process curl =
+        new ProcessBuilder(
+                "curl",
+                "-sS",
+                "-X",
+                "PUT",
+                api.server.baseUrl() + CONFIG,
+                "-H",
+                "Authorization: Bearer " + api.admin,
+                "-d",
+                FEATURE_PAGE_PUT,
+                "-w",
+                "\n%{http_code}")
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(curl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(curl.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(out.strip()).as(out).endsWith("200");
+    assertThat(audit("agent_sandbox.config.update")).hasSize(1);
+  }
+
+  @Test
+  void otherMediaTypesAndFormDataAre415WithAHint() {
+    for (String[] typeAndBody :
+        new String[][] {
+          {"text/plain", FEATURE_PAGE_PUT},
+          {"application/x-www-form-urlencoded", "enabled=true&reason=x"},
+          {"multipart/form-data; boundary=x", FEATURE_PAGE_PUT}
+        }) {
+      Answer answer =
+          api.client.send(
+              api.client
+                  .builder(CONFIG, api.admin)
+                  .header("Content-Type", typeAndBody[0])
+                  .PUT(HttpRequest.BodyPublishers.ofString(typeAndBody[1])));
+      assertThat(answer.status()).as(typeAndBody[0]).isEqualTo(415);
+      assertThat(answer.json().get("error").asText()).isEqualTo("unsupported_media_type");
+      assertThat(answer.json().get("message").asText()).contains("Content-Type: application/json");
+    }
     assertThat(audit("agent_sandbox.config")).isEmpty();
   }
 

@@ -85,6 +85,14 @@ public final class ApiHandler implements HttpHandler {
     exchange.getResponseHeaders().set("Cache-Control", "no-store");
     exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
     response.headers().forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
+    if (response.stream() != null && !method.equals("HEAD")) {
+      // Length 0 asks the JDK server for chunked encoding: the body is written as it comes.
+      exchange.sendResponseHeaders(response.status(), 0);
+      try (OutputStream out = exchange.getResponseBody()) {
+        response.stream().writeTo(out);
+      }
+      return;
+    }
     boolean noBody = method.equals("HEAD") || response.body().length == 0;
     exchange.sendResponseHeaders(response.status(), noBody ? -1 : response.body().length);
     if (!noBody) {
