@@ -25,7 +25,9 @@ import java.util.TreeMap;
  * capabilities, RuntimeDefault seccomp, read-only root, no service account token, no service links.
  */
 final class SandboxPods {
-  private static final String POLICY_DIR = "/etc/agent-sandbox";
+  /** The variable the proxy image's launcher reads the policy document from. */
+  static final String POLICY_ENV = "AGENT_SANDBOX_PROXY_POLICY";
+
   private static final long NON_ROOT_UID = 65532L;
 
   private final KubernetesBackendConfig config;
@@ -34,23 +36,30 @@ final class SandboxPods {
     this.config = config;
   }
 
-  /** The proxy's pod: its policy from the ConfigMap, a readiness probe on its port. */
+  /**
+   * The proxy's pod. The proxy image's launcher ({@code images/build.sh}) takes the policy document
+   * from {@link #POLICY_ENV}, writes it to its {@code /tmp} and starts the proxy with {@code
+   * --policy} on it; the document comes from the run's ConfigMap, so nothing is passed as arguments
+   * and no file is mounted.
+   */
   PodSpec proxy(Optional<String> runtimeClass) {
     SandboxQuota q = config.quota();
     return hardenedPod(runtimeClass)
         .withRestartPolicy("Never")
-        .withVolumes(
-            new VolumeBuilder()
-                .withName("policy")
-                .withNewConfigMap()
-                .withName(BundleFactory.POLICY_CONFIG_MAP)
-                .endConfigMap()
-                .build(),
-            scratch("tmp"))
+        .withVolumes(scratch("tmp"))
         .addNewContainer()
         .withName(BundleFactory.PROXY_CONTAINER)
         .withImage(config.proxyImage())
-        .withArgs("--policy", POLICY_DIR + "/" + BundleFactory.POLICY_FILE)
+        .addNewEnv()
+        .withName(POLICY_ENV)
+        .withNewValueFrom()
+        .withNewConfigMapKeyRef()
+        .withName(BundleFactory.POLICY_CONFIG_MAP)
+        .withKey(BundleFactory.POLICY_FILE)
+        .withOptional(false)
+        .endConfigMapKeyRef()
+        .endValueFrom()
+        .endEnv()
         .addNewPort()
         .withName("proxy")
         .withContainerPort(config.proxyPort())
@@ -64,7 +73,7 @@ final class SandboxPods {
         .endReadinessProbe()
         .withResources(resources(q.proxyCpuMillis(), q.proxyMemoryMb()))
         .withSecurityContext(hardenedContainer())
-        .withVolumeMounts(mount("policy", POLICY_DIR, true), mount("tmp", "/tmp", false))
+        .withVolumeMounts(mount("tmp", "/tmp", false))
         .endContainer()
         .build();
   }

@@ -221,7 +221,19 @@ class BundleFactoryTest {
             c -> {
               assertThat(c.getImage())
                   .isEqualTo("registry.example.internal/agent-sandbox/proxy:1.0");
-              assertThat(c.getArgs()).containsExactly("--policy", "/etc/agent-sandbox/policy.json");
+              // The image's launcher writes this variable to /tmp/policy.json and runs --policy on
+              // it.
+              assertThat(c.getArgs()).isNullOrEmpty();
+              assertThat(c.getEnv())
+                  .singleElement()
+                  .satisfies(
+                      e -> {
+                        assertThat(e.getName()).isEqualTo("AGENT_SANDBOX_PROXY_POLICY");
+                        assertThat(e.getValueFrom().getConfigMapKeyRef().getName())
+                            .isEqualTo("egress-policy");
+                        assertThat(e.getValueFrom().getConfigMapKeyRef().getKey())
+                            .isEqualTo("policy.json");
+                      });
             });
     JsonNode policy =
         new ObjectMapper()
