@@ -287,6 +287,61 @@ class RunApiIT {
     assertThat(refused.toString()).contains("env_refused").contains("agent_not_listed");
   }
 
+  @Test
+  void requireRuntimeClassRefusesWhereTheDaemonOffersOnlyRunc() throws Exception {
+    // The same daemon, but looking for gVisor under a name it does not have: it offers runc only.
+    DockerBackendConfig noGvisor =
+        new DockerBackendConfig(
+            DockerBackendConfig.DEFAULT_PROXY_IMAGE,
+            3128,
+            "65534:65534",
+            64,
+            256,
+            Duration.ofSeconds(30),
+            "no-such-runtime");
+    Path dir = Files.createTempDirectory("asb-require-it");
+    try (Store other = Store.open("jdbc:sqlite:" + dir.resolve("it.db"));
+        AgentSandboxServer strict =
+            AgentSandboxServer.start(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                other,
+                new RunWiring(
+                    List.of(new DockerBackend(docker, noGvisor)),
+                    OperatorEgress.NONE,
+                    RunSettings.defaults(instanceId + "strict"),
+                    RunWiring.every(Duration.ofHours(1))))) {
+      String token = other.tokens().create("strict-admin", Scopes.ALL, null).secret();
+      HttpResponse<String> put =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create(strict.baseUrl() + BASE))
+                  .header("Authorization", "Bearer " + token)
+                  .header("Content-Type", "application/json")
+                  .PUT(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"enabled\": true, \"require_runtime_class\": true, \"reason\": \"it\","
+                              + " \"agents\": {\"helper\": {\"allow\": [], \"image\": \""
+                              + IMAGE
+                              + "\"}}}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+      HttpResponse<String> run =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create(strict.baseUrl() + BASE + "/run"))
+                  .header("Authorization", "Bearer " + token)
+                  .header("Content-Type", "application/json")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"agent\": \"helper\", \"command\": [\"true\"]}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(run.statusCode()).as(run.body()).isEqualTo(503);
+      JsonNode body = JSON.readTree(run.body());
+      assertThat(body.path("error").asText()).isEqualTo("runtime_class_required");
+      assertThat(body.path("problems").toString()).contains("offers only runc");
+    }
+  }
+
   private static List<String> auditTypes(String runId) throws Exception {
     JsonNode rows = call("GET", "/api/admin/platform/audit?run=" + runId + "&limit=1000", null);
     List<String> types = new ArrayList<>();
