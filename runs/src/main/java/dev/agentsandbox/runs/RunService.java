@@ -366,9 +366,17 @@ public final class RunService {
     return stored;
   }
 
-  /** Whether the run is still going, as far as any replica knows; the reaper spares live runs. */
+  /**
+   * Whether the reaper must spare the run's resources now: it is live here, live on another replica
+   * sharing this store, or unknown to this store. An unknown run belongs to another control plane
+   * on the same daemon or cluster, or to a store that was replaced; its resources go when their
+   * expiry label passes, never earlier, so control planes do not reap each other.
+   */
   public boolean isLive(String runId) {
     if (live.containsKey(runId)) {
+      return true;
+    }
+    if (!RunIds.valid(runId)) {
       return true;
     }
     return store
@@ -376,7 +384,7 @@ public final class RunService {
         .find(runId)
         .map(
             r -> RunLifecycle.ACTIVE.contains(r.status()) && r.expiresAt().isAfter(clock.instant()))
-        .orElse(false);
+        .orElse(true);
   }
 
   /** How many runs this control plane is running now. */

@@ -6,11 +6,17 @@ import static org.assertj.core.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
+import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.Resources;
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.docker.DockerBackend;
 import dev.agentsandbox.backend.docker.DockerBackendConfig;
 import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
@@ -30,6 +36,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -340,6 +347,65 @@ class RunApiIT {
       assertThat(body.path("error").asText()).isEqualTo("runtime_class_required");
       assertThat(body.path("problems").toString()).contains("offers only runc");
     }
+  }
+
+  @Test
+  void aControlPlaneSparesAnotherOnesRunsUntilTheirExpiry() throws Exception {
+    // Two runs launched straight on the daemon, as another control plane would: one still within
+    // its expiry, one past it. A fresh control plane with its own store reaps at start.
+    DockerBackend backend = new DockerBackend(docker, DockerBackendConfig.defaults());
+    Sandbox foreign =
+        backend.launch(
+            foreignSpec("foreignlive", Instant.now().plusSeconds(600)), SandboxListener.NONE);
+    Sandbox expired =
+        backend.launch(
+            foreignSpec("foreignexpired", Instant.now().minusSeconds(60)), SandboxListener.NONE);
+    Path dir = Files.createTempDirectory("asb-foreign-it");
+    try (Store other = Store.open("jdbc:sqlite:" + dir.resolve("it.db"));
+        AgentSandboxServer neighbour =
+            AgentSandboxServer.start(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                other,
+                new RunWiring(
+                    List.of(backend),
+                    OperatorEgress.NONE,
+                    RunSettings.defaults(instanceId + "neighbour"),
+                    RunWiring.every(Duration.ofHours(1))))) {
+      Instant until = Instant.now().plusSeconds(60);
+      while (!resourcesOf("foreignexpired").isEmpty() && Instant.now().isBefore(until)) {
+        Thread.sleep(250);
+      }
+      assertThat(resourcesOf("foreignexpired")).as("past its expiry").isEmpty();
+      assertThat(resourcesOf("foreignlive")).as("another control plane's live run").isNotEmpty();
+    } finally {
+      foreign.teardown();
+      expired.teardown();
+    }
+  }
+
+  private static RunSpec foreignSpec(String runId, Instant expiresAt) {
+    return new RunSpec(
+        runId,
+        "helper",
+        IMAGE,
+        List.of("sh", "-c", "sleep 120"),
+        Map.of(),
+        new EgressPolicy(AllowList.EMPTY, Optional.empty(), List.of(), Map.of()),
+        new Resources(1, 256, 128),
+        Duration.ofSeconds(120),
+        expiresAt,
+        false);
+  }
+
+  private static List<String> resourcesOf(String runId) {
+    List<String> found = new ArrayList<>();
+    docker
+        .listContainersCmd()
+        .withShowAll(true)
+        .withLabelFilter(Map.of(Labels.RUN_ID, runId))
+        .exec()
+        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
+    return found;
   }
 
   private static List<String> auditTypes(String runId) throws Exception {
