@@ -10,6 +10,8 @@
 #   PROXY_JAVA_OPTS  JVM flags for our proxy (default: the proxy image's flags, capped at 256 MiB
 #                    like the Docker backend's default proxy container)
 #   JAVA_HOME        a JDK >= 21 (otherwise one is looked for under /usr/lib/jvm)
+#   PROXY_JAR        benchmark this proxy jar instead of building proxy/ (e.g. a candidate fix)
+#   PROXY_LABEL      its column name in the table (default: agent-sandbox)
 #
 # Needs root: tinyproxy resolves names only through the C library, so it runs in a private mount
 # namespace with the bench's hosts file bind-mounted over /etc/hosts (the machine's file is never
@@ -20,7 +22,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=()
 TARGETS=direct,agent-sandbox,squid,tinyproxy
 OUT=
-: "${PROXY_JAVA_OPTS:=-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:MaxRAMPercentage=70 -Xshare:auto -XX:MaxRAM=256m}"
+: "${PROXY_JAVA_OPTS:=-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:MaxRAMPercentage=70 -Xshare:auto -XX:MaxRAM=256m}"
 
 die() { echo "proxy-bench: $*" >&2; exit 1; }
 log() { echo "proxy-bench: $*" >&2; }
@@ -63,19 +65,23 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 [ "$(ulimit -n)" -ge 16384 ] || die "raising the open-files limit: only $(ulimit -n) allowed (need 16384 for 5,000 tunnels)"
 
 modules=bench
+PROXY_JAR_GIVEN=${PROXY_JAR:-}
 case ",$TARGETS," in
   *,agent-sandbox,*)
-    [ -d "$ROOT/proxy" ] || die "benchmarking agent-sandbox: module proxy/ is not in this checkout (merge main, or pass --targets direct,squid,tinyproxy)"
-    modules=bench,proxy ;;
+    if [ -z "$PROXY_JAR_GIVEN" ]; then
+      [ -d "$ROOT/proxy" ] || die "benchmarking agent-sandbox: module proxy/ is not in this checkout (merge main, or pass --targets direct,squid,tinyproxy)"
+      modules=bench,proxy
+    fi ;;
 esac
 log "building $modules"
 (cd "$ROOT" && ./mvnw -B -q -pl "$modules" -am package -DskipTests) || die "building $modules failed"
-PROXY_JAR=$ROOT/proxy/target/agent-sandbox-proxy.jar
-proxy_args=()
-if [ "$modules" = bench,proxy ]; then
-  [ -f "$PROXY_JAR" ] || die "building proxy: $PROXY_JAR was not produced"
-  proxy_args=(--proxy-jar "$PROXY_JAR")
-fi
+PROXY_JAR=${PROXY_JAR_GIVEN:-$ROOT/proxy/target/agent-sandbox-proxy.jar}
+proxy_args=(--proxy-label "${PROXY_LABEL:-agent-sandbox}")
+case ",$TARGETS," in
+  *,agent-sandbox,*)
+    [ -f "$PROXY_JAR" ] || die "benchmarking agent-sandbox: $PROXY_JAR does not exist"
+    proxy_args+=(--proxy-jar "$PROXY_JAR") ;;
+esac
 
 # Configs and logs go to tmpfs when there is one: tinyproxy fsyncs its log after every line, and
 # the comparison is about the proxies, not about this machine's disk.
@@ -114,7 +120,7 @@ machine() {
   echo "- JDK: $("$JAVA" -version 2>&1 | head -1)"
   [ -x /usr/sbin/squid ] && echo "- squid: $(/usr/sbin/squid -v | head -1)"
   [ -x /usr/bin/tinyproxy ] && echo "- tinyproxy: $(/usr/bin/tinyproxy -v 2>&1 | head -1)"
-  case ",$TARGETS," in *,agent-sandbox,*) echo "- agent-sandbox proxy JVM flags: $PROXY_JAVA_OPTS" ;; esac
+  case ",$TARGETS," in *,agent-sandbox,*) echo "- agent-sandbox proxy: $PROXY_JAR ($(sha256sum "$PROXY_JAR" | cut -c1-12)), JVM flags: $PROXY_JAVA_OPTS" ;; esac
   echo "- mode: ${QUICK[*]:-full}; open-files limit $(ulimit -n)"
 }
 machine | tee "$WORK/machine.md" >&2

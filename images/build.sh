@@ -69,7 +69,9 @@ build_workload() {
     -c 'CMD ["/bin/sh"]' \
     -m 'agent-sandbox test workload: busybox and curl' \
     - agent-sandbox/workload:dev >/dev/null
-  log "built agent-sandbox/workload:dev ($(du -sh "$rootfs" | cut -f1))"
+  # :latest is the image an agent gets when its configuration names none (the README's tour).
+  docker tag agent-sandbox/workload:dev agent-sandbox/workload:latest
+  log "built agent-sandbox/workload:dev and :latest ($(du -sh "$rootfs" | cut -f1))"
 }
 
 find_jdk() {

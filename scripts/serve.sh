@@ -11,7 +11,15 @@ cd "$root"
 . "$root/scripts/lib/jdk.sh"
 
 if [ -x scripts/install-host.sh ]; then
-  scripts/install-host.sh
+  # Installing packages and starting dockerd needs root.
+  if [ "$(id -u)" -eq 0 ]; then
+    scripts/install-host.sh
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo scripts/install-host.sh
+  else
+    echo "serve.sh: scripts/install-host.sh needs root: run serve.sh as root or install sudo" >&2
+    exit 1
+  fi
 else
   echo "serve.sh: scripts/install-host.sh is not there: host set-up for sandboxes skipped" >&2
 fi

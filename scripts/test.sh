@@ -16,10 +16,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-scripts/services/postgres.sh start
-stops+=("scripts/services/postgres.sh stop")
-AGENT_SANDBOX_TEST_PG_URL=$(scripts/services/postgres.sh url)
-export AGENT_SANDBOX_TEST_PG_URL
+# The PostgreSQL server is shared by every test run on this machine: stop it only if this run
+# started it.
+if ! { command -v pg_isready >/dev/null 2>&1 &&
+  pg_isready -q -h 127.0.0.1 -p "${AGENT_SANDBOX_PG_PORT:-55432}"; }; then
+  stops+=("scripts/services/postgres.sh stop")
+fi
+eval "$(scripts/services/postgres.sh start)"
 
 scripts/services/docker.sh start
 stops+=("scripts/services/docker.sh stop")

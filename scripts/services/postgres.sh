@@ -123,6 +123,7 @@ case "${1:-}" in
 esac
 
 BIN="$(find_bin)"
-exec 9>"$LOCK"
+exec 9>>"$LOCK"
+chmod a+rw "$LOCK" 2>/dev/null || true  # so that another user's run can take the lock too
 flock -w 120 9 || die "another postgres.sh holds $LOCK"
 "$1"

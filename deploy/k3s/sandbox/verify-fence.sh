@@ -130,16 +130,15 @@ spec:
         allowPrivilegeEscalation: false
         readOnlyRootFilesystem: true
         capabilities: {drop: [ALL]}
+      env:
+        - name: AGENT_SANDBOX_PROXY_POLICY
+          valueFrom:
+            configMapKeyRef: {name: egress-policy, key: policy.json, optional: true}
       volumeMounts:
         - {name: tmp, mountPath: /tmp}
-        - {name: policy, mountPath: /etc/agent-sandbox}
   volumes:
     - name: tmp
       emptyDir: {}
-    - name: policy
-      configMap:
-        name: egress-policy
-        optional: true
 YAML
 }
 
@@ -165,7 +164,8 @@ spec:
   ports:
     - {name: proxy, protocol: TCP, port: $PROXY_PORT, targetPort: $PROXY_PORT}
 YAML
-pod_spec egress-proxy "$NS" proxy "$PROXY_IMAGE" '["--policy", "/etc/agent-sandbox/policy.json"]' | kubectl apply -f - >/dev/null
+# The proxy image's launcher reads the policy from AGENT_SANDBOX_PROXY_POLICY, as the backend sets it.
+pod_spec egress-proxy "$NS" proxy "$PROXY_IMAGE" '[]' | kubectl apply -f - >/dev/null
 pod_spec agent-probe "$NS" agent "$PROBE_IMAGE" '["sleep", "1800"]' | kubectl apply -f - >/dev/null
 pod_spec control-probe "$CONTROL_NS" "" "$PROBE_IMAGE" '["sleep", "1800"]' | kubectl apply -f - >/dev/null
 

@@ -34,6 +34,11 @@ public final class BackendSelector {
     }
   }
 
+  /** The backend of that name, whether or not it is available here. */
+  public java.util.Optional<SandboxBackend> named(String name) {
+    return backends.stream().filter(b -> b.name().equals(name)).findFirst();
+  }
+
   /**
    * Chooses a backend.
    *

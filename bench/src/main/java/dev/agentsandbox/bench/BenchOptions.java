@@ -15,6 +15,7 @@ record BenchOptions(
     Path workDir,
     Optional<Path> out,
     Optional<Path> proxyJar,
+    String proxyLabel,
     String proxyJava,
     List<String> proxyJavaOptions,
     String squid,
@@ -29,6 +30,9 @@ record BenchOptions(
       if (!target.equals("direct")) {
         ProxyKind.fromLabel(target);
       }
+    }
+    if (proxyLabel.isBlank() || proxyLabel.contains("|")) {
+      throw new IllegalArgumentException("--proxy-label must be a non-empty table cell");
     }
     if (clockTicksPerSecond < 1) {
       throw new IllegalArgumentException("--clk-tck must be positive");
@@ -76,6 +80,7 @@ record BenchOptions(
     Path workDir = null;
     Optional<Path> out = Optional.empty();
     Optional<Path> proxyJar = Optional.empty();
+    String proxyLabel = "agent-sandbox";
     String proxyJava = ProcessHandle.current().info().command().orElse("java");
     List<String> proxyJavaOptions = new ArrayList<>();
     String squid = "/usr/sbin/squid";
@@ -97,6 +102,7 @@ record BenchOptions(
         case "--work" -> workDir = Path.of(value);
         case "--out" -> out = Optional.of(Path.of(value));
         case "--proxy-jar" -> proxyJar = Optional.of(Path.of(value));
+        case "--proxy-label" -> proxyLabel = value;
         case "--proxy-java" -> proxyJava = value;
         case "--proxy-java-opts" -> proxyJavaOptions = splitOptions(value);
         case "--squid" -> squid = value;
@@ -113,6 +119,7 @@ record BenchOptions(
         workDir,
         out,
         proxyJar,
+        proxyLabel,
         proxyJava,
         proxyJavaOptions,
         squid,

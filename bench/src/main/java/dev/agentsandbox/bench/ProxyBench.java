@@ -70,14 +70,15 @@ public final class ProxyBench {
   }
 
   private void run() throws InterruptedException {
-    for (String target : options.targets()) {
+    for (String selected : options.targets()) {
+      String target = selected.equals("agent-sandbox") ? options.proxyLabel() : selected;
       report.target(target);
       System.err.println("== " + target);
       try (Upstream upstream = new Upstream(InetAddress.getByName(ProxyConfigs.UPSTREAM_ADDRESS))) {
-        if (target.equals("direct")) {
-          measure(route(target, Optional.empty(), upstream), OptionalLong.empty());
+        if (selected.equals("direct")) {
+          measure(route(target, Optional.empty(), upstream), upstream, OptionalLong.empty());
         } else {
-          measureProxy(ProxyKind.fromLabel(target), upstream);
+          measureProxy(ProxyKind.fromLabel(selected), target, upstream);
         }
       } catch (IOException | RuntimeException e) {
         failed = true;
@@ -86,7 +87,7 @@ public final class ProxyBench {
     }
   }
 
-  private void measureProxy(ProxyKind kind, Upstream upstream)
+  private void measureProxy(ProxyKind kind, String label, Upstream upstream)
       throws IOException, InterruptedException {
     long[] startNanos = new long[options.startTrials()];
     for (int i = 0; i < startNanos.length; i++) {
@@ -96,18 +97,19 @@ public final class ProxyBench {
     }
     LatencySummary start = LatencySummary.of(startNanos);
     report.put(
-        kind.label(),
+        label,
         Metric.START_TO_READY,
         Report.fixed(start.p50Nanos() / 1e6, 0) + " / " + Report.fixed(start.maxNanos() / 1e6, 0));
     RunningProxy proxy = launch(kind, upstream);
     try {
       Thread.sleep(options.settle());
-      report.put(kind.label(), Metric.IDLE_RSS, Report.mib(ProcStats.rssKib(proxy.pid())));
+      report.put(label, Metric.IDLE_RSS, Report.mib(ProcStats.rssKib(proxy.pid())));
       measure(
-          route(kind.label(), Optional.of(proxy.address()), upstream),
+          route(label, Optional.of(proxy.address()), upstream),
+          upstream,
           OptionalLong.of(proxy.pid()));
       Thread.sleep(options.settle());
-      report.put(kind.label(), Metric.RSS_AFTER, Report.mib(ProcStats.rssKib(proxy.pid())));
+      report.put(label, Metric.RSS_AFTER, Report.mib(ProcStats.rssKib(proxy.pid())));
     } finally {
       stop(proxy);
     }
@@ -127,7 +129,8 @@ public final class ProxyBench {
     }
   }
 
-  private void measure(Route route, OptionalLong proxyPid) throws InterruptedException {
+  private void measure(Route route, Upstream upstream, OptionalLong proxyPid)
+      throws InterruptedException {
     String target = route.label();
     step(
         target,
@@ -192,8 +195,13 @@ public final class ProxyBench {
         "plain HTTP",
         () -> {
           Workloads.httpRate(route, options.httpConnections(), options.settle()); // warm-up
+          long upstreamBefore = upstream.accepted();
           Workloads.HttpRate rate =
               Workloads.httpRate(route, options.httpConnections(), options.httpWindow());
+          report.put(
+              target,
+              Metric.HTTP_UPSTREAM_CONNECTIONS,
+              Long.toString(upstream.accepted() - upstreamBefore));
           report.put(target, Metric.HTTP_RATE, Report.fixed(rate.requestsPerSecond(), 0));
           report.put(target, Metric.HTTP_CONNECTIONS, Long.toString(rate.connectionsOpened()));
         });

@@ -24,6 +24,7 @@ final class Report {
     CPU_PER_GB_16("proxy CPU per GB, 16 streams (s)"),
     HTTP_RATE("plain HTTP, 8 keep-alive clients (req/s)"),
     HTTP_CONNECTIONS("… client connections opened"),
+    HTTP_UPSTREAM_CONNECTIONS("… upstream connections opened"),
     IDLE_SMALL("RSS with N₁ idle tunnels (MiB)"),
     IDLE_SMALL_PER_TUNNEL("… per idle tunnel (KiB)"),
     IDLE_LARGE("RSS with N₂ idle tunnels (MiB)"),

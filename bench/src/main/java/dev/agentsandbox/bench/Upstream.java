@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The origin server every proxy under test forwards to: one loopback port, one virtual thread per
@@ -43,6 +44,7 @@ final class Upstream implements AutoCloseable {
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
   private final byte[] httpResponse;
   private final Thread acceptor;
+  private final AtomicLong accepted = new AtomicLong();
 
   /** Listens on {@code bindAddress} at an ephemeral port and starts accepting. */
   Upstream(InetAddress bindAddress) throws IOException {
@@ -65,10 +67,16 @@ final class Upstream implements AutoCloseable {
     return server.getLocalPort();
   }
 
+  /** Connections accepted so far; shows whether a proxy reuses its upstream connections. */
+  long accepted() {
+    return accepted.get();
+  }
+
   private void acceptLoop() {
     while (!server.isClosed()) {
       try {
         Socket socket = server.accept();
+        accepted.incrementAndGet();
         open.add(socket);
         connections.execute(() -> serve(socket));
       } catch (IOException e) {

@@ -1,5 +1,6 @@
 package dev.agentsandbox.cli;
 
+import dev.agentsandbox.proxy.ProxyCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -23,6 +24,10 @@ import picocli.CommandLine.Command;
       ServeCommand.class,
       TokenCommand.class,
       AuditCommand.class,
+      ConfigCommand.class,
+      ProxyCommand.class,
+      RunCommand.Run.class,
+      RunCommand.Plan.class,
       CommandLine.HelpCommand.class
     })
 public final class Main {

@@ -2,10 +2,14 @@ package dev.agentsandbox.cli;
 
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.FirstAdminToken;
+import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -42,6 +46,60 @@ final class ServeCommand implements Callable<Integer> {
 
   @Mixin StoreOptions store;
 
+  @Option(
+      names = "--instance-id",
+      paramLabel = "ID",
+      description =
+          "This control plane's identity in the runs table; runs it left live are recovered at"
+              + " its next start (env AGENT_SANDBOX_INSTANCE_ID; default: the host name)")
+  String instanceId;
+
+  @Option(
+      names = "--internal-cidr",
+      paramLabel = "CIDR",
+      description =
+          "An internal destination (LLM gateway, package mirror) that allowed names may resolve"
+              + " to; repeatable. Metadata addresses stay refused inside it.")
+  List<String> internalCidrs = new ArrayList<>();
+
+  @Option(
+      names = "--proxy-host",
+      paramLabel = "NAME=IP[,IP...]",
+      description =
+          "A static name for every run's proxy, resolved without DNS (air-gapped mirrors);"
+              + " repeatable")
+  List<String> proxyHosts = new ArrayList<>();
+
+  @Option(
+      names = "--proxy-image",
+      paramLabel = "IMAGE",
+      description = "The egress proxy image each sandbox gets (default: ${DEFAULT-VALUE})",
+      defaultValue = "agent-sandbox/proxy:dev")
+  String proxyImage;
+
+  @Option(
+      names = "--reap-every",
+      paramLabel = "SECONDS",
+      description = "How often the reaper looks for leftovers (default: ${DEFAULT-VALUE})",
+      defaultValue = "60")
+  long reapEverySeconds;
+
+  @Option(
+      names = "--kubernetes",
+      description =
+          "Also run sandboxes on the cluster this process reaches (in-cluster service account or"
+              + " KUBECONFIG); replicas then elect one reaper through a Lease")
+  boolean kubernetes;
+
+  @Option(
+      names = "--k8s-namespace",
+      paramLabel = "NAMESPACE",
+      description =
+          "The control plane's own namespace, where the reaper's Lease lives (default:"
+              + " ${DEFAULT-VALUE})",
+      defaultValue = "agent-sandbox")
+  String k8sNamespace;
+
   /** A running control plane. */
   record Running(AgentSandboxServer server, Store store, Optional<Path> adminTokenFile)
       implements AutoCloseable {
@@ -77,15 +135,20 @@ final class ServeCommand implements Callable<Integer> {
     Store opened = store.open();
     try {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
-      AgentSandboxServer server = AgentSandboxServer.start(address, opened);
-      tokenFile.ifPresent(
-          file ->
-              out.println(
-                  "first admin token (all scopes) written to "
-                      + file
-                      + " (readable only by you; export AGENT_SANDBOX_TOKEN=$(cat "
-                      + file
-                      + "))"));
+      RunWiring wiring = Backends.wiring(this, out);
+      AgentSandboxServer server = AgentSandboxServer.start(address, opened, wiring);
+      Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
+      if (tokenFile.isPresent()) {
+        out.println(
+            "first admin token (all scopes) written to "
+                + written
+                + " (readable only by you; export AGENT_SANDBOX_TOKEN=$(cat "
+                + written
+                + "))");
+      } else if (Files.exists(written)) {
+        // A second start creates no token; say again where the first one is.
+        out.println("admin token: " + written + " (written on the first start, unless revoked)");
+      }
       out.println("store: " + opened.dialect());
       out.println("listening on " + server.baseUrl());
       out.flush();

@@ -49,7 +49,7 @@ class CliTest {
         .extracting(CommandLine::getCommandName)
         .contains(
             "serve", "token", "create", "list", "revoke", "audit", "tail", "query", "verify",
-            "export");
+            "export", "config", "proxy");
     for (CommandLine command : all) {
       if (command.getCommandName().equals("help")) {
         continue;
@@ -153,8 +153,12 @@ class CliTest {
     ServeCommand again = new ServeCommand();
     new CommandLine(again)
         .parseArgs("--listen", "127.0.0.1:0", "--data-dir", data.toString(), "--db", db());
-    try (ServeCommand.Running running = again.start(new PrintWriter(new StringWriter()))) {
+    StringWriter againOut = new StringWriter();
+    try (ServeCommand.Running running = again.start(new PrintWriter(againOut))) {
       assertThat(running.adminTokenFile()).isEmpty();
+      assertThat(againOut.toString())
+          .contains("admin token: " + data.resolve("admin-token").toAbsolutePath())
+          .doesNotContain(secret);
     }
     assertThat(Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip())
         .isEqualTo(secret);

@@ -36,6 +36,7 @@ final class HttpForwarder {
   private HttpRequest outgoing;
   private boolean requestComplete;
   private boolean keepAlive;
+  private boolean clientHttp11;
   private boolean headRequest;
   private boolean responseStarted;
   private boolean informational;
@@ -83,6 +84,7 @@ final class HttpForwarder {
       return;
     }
     keepAlive = HttpUtil.isKeepAlive(request);
+    clientHttp11 = request.protocolVersion().equals(HttpVersion.HTTP_1_1);
     headRequest = HttpMethod.HEAD.equals(request.method());
     outgoing =
         new DefaultHttpRequest(
@@ -169,6 +171,8 @@ final class HttpForwarder {
       return;
     }
     HttpMessages.stripHopByHop(response.headers());
+    // An intermediary speaks its own HTTP version on each hop (RFC 9110 section 6.2).
+    response.setProtocolVersion(HttpVersion.HTTP_1_1);
     int code = response.status().code();
     informational = code >= 100 && code < 200;
     if (!informational) {
@@ -178,10 +182,13 @@ final class HttpForwarder {
           bodyless
               || HttpUtil.isContentLengthSet(response)
               || HttpUtil.isTransferEncodingChunked(response);
-      if (!framed) {
+      if (!framed && clientHttp11) {
         // A body delimited by the upstream's close: re-frame it in chunks so the client
         // connection can stay open.
         HttpUtil.setTransferEncodingChunked(response, true);
+      } else if (!framed) {
+        // An HTTP/1.0 client knows no chunks: the close delimits the body, as upstream.
+        keepAlive = false;
       }
       if (!keepAlive) {
         response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);

@@ -7,6 +7,8 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ssl.AbstractSniHandler;
 import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Reads the TLS ClientHello at the start of a tunnel to port 443 and lets it through only when its
@@ -22,17 +24,47 @@ final class SniGuard extends AbstractSniHandler<Boolean> {
   private final Channel upstream;
   private final Attempt attempt;
   private final boolean requireTls;
+  private final long timeoutMillis;
   private boolean sawTls;
+  private ScheduledFuture<?> timeout;
 
   /**
    * Guards a tunnel; {@code requireTls} refuses one whose first bytes are not a ClientHello. A
    * client that sends nothing within {@code timeoutMillis} is disconnected.
    */
   SniGuard(Channel upstream, Attempt attempt, boolean requireTls, long timeoutMillis) {
-    super(MAX_CLIENT_HELLO, timeoutMillis);
+    // Netty's own timeout is off (0): it is not cancelled when the channel closes, so it would
+    // keep every closed tunnel reachable until it fires. This one is cancelled on removal.
+    super(MAX_CLIENT_HELLO, 0);
     this.upstream = upstream;
     this.attempt = attempt;
     this.requireTls = requireTls;
+    this.timeoutMillis = timeoutMillis;
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) throws Exception {
+    super.handlerAdded(ctx);
+    timeout =
+        ctx.executor()
+            .schedule(
+                () -> {
+                  // A silent client could otherwise wait out the check and send TLS later.
+                  attempt.endedBy("idle-timeout");
+                  ctx.close();
+                  upstream.close();
+                },
+                timeoutMillis,
+                TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  protected void handlerRemoved0(ChannelHandlerContext ctx) throws Exception {
+    if (timeout != null) {
+      timeout.cancel(false);
+      timeout = null;
+    }
+    super.handlerRemoved0(ctx);
   }
 
   @Override

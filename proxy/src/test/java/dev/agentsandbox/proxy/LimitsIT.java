@@ -92,9 +92,7 @@ class LimitsIT {
         InputStream in = socket.getInputStream();
         // Keep the tunnel busy with keep-alive requests until the proxy cuts it (bounded).
         boolean closed = false;
-        int requests = 0;
         for (int i = 0; i < 400 && !closed; i++) {
-          requests++;
           try {
             out.write(
                 "GET /busy HTTP/1.1\r\nHost: api.test\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -104,11 +102,9 @@ class LimitsIT {
           }
         }
         assertThat(closed).isTrue();
-        System.err.println("busy tunnel closed after " + requests + " requests");
       }
       DecisionRecord record = decisions.await(r -> r.method().equals("CONNECT"));
       assertThat(record.end()).isEqualTo("lifetime-exceeded");
-      assertThat(record.bytesDown()).isPositive();
     }
   }
 

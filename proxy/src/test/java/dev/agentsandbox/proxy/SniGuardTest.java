@@ -65,4 +65,25 @@ class SniGuardTest {
     passed.release();
     client.finishAndReleaseAll();
   }
+
+  @Test
+  void aSilentClientIsClosedWhenTheGuardTimesOut() {
+    EmbeddedChannel upstream = new EmbeddedChannel();
+    Attempt attempt = new Attempt(context, "c", "CONNECT", "api.test", 443);
+    EmbeddedChannel client = new EmbeddedChannel(new SniGuard(upstream, attempt, true, 1_000));
+    client.advanceTimeBy(2, java.util.concurrent.TimeUnit.SECONDS);
+    client.runScheduledPendingTasks();
+    assertThat(client.isOpen()).isFalse();
+    assertThat(upstream.isOpen()).isFalse();
+  }
+
+  @Test
+  void closingTheTunnelCancelsTheGuardTimerSoNothingKeepsTheTunnelReachable() {
+    EmbeddedChannel upstream = new EmbeddedChannel();
+    Attempt attempt = new Attempt(context, "c", "CONNECT", "api.test", 443);
+    EmbeddedChannel client = new EmbeddedChannel(new SniGuard(upstream, attempt, true, 60_000));
+    client.close();
+    // -1: no scheduled task is left that would hold the closed channel for a minute.
+    assertThat(client.runScheduledPendingTasks()).isEqualTo(-1);
+  }
 }

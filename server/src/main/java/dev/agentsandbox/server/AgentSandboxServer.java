@@ -2,22 +2,38 @@ package dev.agentsandbox.server;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import dev.agentsandbox.backend.BackendSelector;
+import dev.agentsandbox.policy.config.EgressPolicy;
+import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.runs.ConfigSource;
+import dev.agentsandbox.runs.Reaper;
+import dev.agentsandbox.runs.RunService;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
 import dev.agentsandbox.server.config.GovernedConfigs;
+import dev.agentsandbox.server.config.GovernedDocument;
 import dev.agentsandbox.server.http.ApiHandler;
 import dev.agentsandbox.server.http.Authenticator;
 import dev.agentsandbox.server.http.ErrorMapper;
 import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.Router;
 import dev.agentsandbox.server.http.ServerMetrics;
+import dev.agentsandbox.server.run.RunEndpoints;
+import dev.agentsandbox.server.run.RunRoutes;
 import dev.agentsandbox.store.Store;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The control plane's composition root: wires the store into the admin API and serves it on the
@@ -27,12 +43,26 @@ public final class AgentSandboxServer implements AutoCloseable {
   /** Bodies larger than this are refused with 413; configuration documents are far smaller. */
   public static final long MAX_BODY_BYTES = 1024 * 1024;
 
+  private static final Logger LOG = LoggerFactory.getLogger(AgentSandboxServer.class);
+
   private final HttpServer http;
   private final ExecutorService executor;
 
-  private AgentSandboxServer(HttpServer http, ExecutorService executor) {
+  private final RunService runs;
+  private final ExecutorService runExecutor;
+  private final AutoCloseable reaping;
+
+  private AgentSandboxServer(
+      HttpServer http,
+      ExecutorService executor,
+      RunService runs,
+      ExecutorService runExecutor,
+      AutoCloseable reaping) {
     this.http = http;
     this.executor = executor;
+    this.runs = runs;
+    this.runExecutor = runExecutor;
+    this.reaping = reaping;
   }
 
   /**
@@ -41,16 +71,49 @@ public final class AgentSandboxServer implements AutoCloseable {
    * @throws UnableToStartServerException when the address cannot be bound
    */
   public static AgentSandboxServer start(InetSocketAddress listen, Store store) {
+    return start(listen, store, RunWiring.none("control-plane"));
+  }
+
+  /**
+   * Starts serving on {@code listen} with the backends in {@code wiring}: marks runs a previous
+   * life left live as failed, reaps what they left, and then reaps periodically.
+   *
+   * @throws UnableToStartServerException when the address cannot be bound
+   */
+  public static AgentSandboxServer start(InetSocketAddress listen, Store store, RunWiring wiring) {
     ObjectMapper mapper = Json.mapper();
     ServerMetrics metrics = new ServerMetrics(new PrometheusRegistry());
     GovernedConfigs configs = new GovernedConfigs(store, mapper, metrics);
-    Router router =
-        new Router(
-            ApiRoutes.table(
-                new HealthEndpoints(store),
-                metrics,
-                new ConfigEndpoints(configs, mapper),
-                new AuditEndpoints(store, mapper)));
+    ExecutorService runExecutor = Executors.newVirtualThreadPerTaskExecutor();
+    RunService runs =
+        new RunService(
+            new ConfigSource() {
+              @Override
+              public SandboxConfig sandbox() {
+                return configs.current(GovernedDocument.SANDBOX).document();
+              }
+
+              @Override
+              public EgressPolicy egress() {
+                return configs.current(GovernedDocument.EGRESS_POLICY).document();
+              }
+            },
+            new BackendSelector(wiring.backends()),
+            store,
+            wiring.operator(),
+            wiring.settings(),
+            Clock.systemUTC(),
+            runExecutor,
+            mapper);
+    List<Route> routes = new ArrayList<>();
+    routes.addAll(
+        ApiRoutes.table(
+            new HealthEndpoints(store),
+            metrics,
+            new ConfigEndpoints(configs, mapper),
+            new AuditEndpoints(store, mapper)));
+    routes.addAll(RunRoutes.table(new RunEndpoints(runs, mapper)));
+    Router router = new Router(routes);
     ApiHandler handler =
         new ApiHandler(
             router,
@@ -76,8 +139,16 @@ public final class AgentSandboxServer implements AutoCloseable {
     ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     http.setExecutor(executor);
     http.createContext("/", handler);
+    int recovered = runs.recover();
+    if (recovered > 0) {
+      LOG.warn(
+          "marked {} runs a previous life of this control plane left live as failed", recovered);
+    }
+    Reaper reaper =
+        new Reaper(wiring.backends(), runs::isLive, store.audit(), Clock.systemUTC(), mapper);
+    AutoCloseable reaping = wiring.reaping().apply(reaper::reapOnce);
     http.start();
-    return new AgentSandboxServer(http, executor);
+    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping);
   }
 
   /** The address actually bound (with the real port when 0 was asked for). */
@@ -99,6 +170,18 @@ public final class AgentSandboxServer implements AutoCloseable {
   @Override
   public void close() {
     http.stop(1);
+    try {
+      reaping.close();
+    } catch (Exception e) {
+      LOG.warn("stopping the reaper: {}", e.getMessage());
+    }
+    try {
+      // Live runs are killed and torn down; what does not end in time is reaped at the next start.
+      runs.shutdown(Duration.ofSeconds(20));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    runExecutor.shutdownNow();
     executor.close();
   }
 }

@@ -4,6 +4,7 @@ import dev.agentsandbox.server.http.ApiException;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
 import dev.agentsandbox.store.Store;
+import java.nio.charset.StandardCharsets;
 
 /** Liveness and readiness; public, for load balancers and orchestrators. */
 final class HealthEndpoints {
@@ -14,8 +15,7 @@ final class HealthEndpoints {
   }
 
   Response live(Request request) {
-    return Response.json(
-        200, "{\"status\":\"ok\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return Response.json(200, "{\"status\":\"ok\"}".getBytes(StandardCharsets.UTF_8));
   }
 
   Response ready(Request request) {
@@ -32,6 +32,6 @@ final class HealthEndpoints {
     return Response.json(
         200,
         ("{\"status\":\"ready\",\"store\":\"" + store.dialect() + "\"}")
-            .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            .getBytes(StandardCharsets.UTF_8));
   }
 }

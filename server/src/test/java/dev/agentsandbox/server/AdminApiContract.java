@@ -2,25 +2,23 @@ package dev.agentsandbox.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.server.ApiClient.Answer;
 import dev.agentsandbox.server.http.Scopes;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 /**
  * The admin API driven over real HTTP against a real store; subclasses choose the store (SQLite or
@@ -37,7 +35,7 @@ abstract class AdminApiContract {
           + " \"CHG-1042\"}";
 
   ApiFixture api;
-  ListAppender<ILoggingEvent> logs;
+  CapturedLogs logs;
 
   abstract String newStoreUrl() throws Exception;
 
@@ -45,23 +43,17 @@ abstract class AdminApiContract {
 
   @BeforeEach
   void start() throws Exception {
-    logs = new ListAppender<>();
-    logs.start();
-    rootLogger().addAppender(logs);
+    logs = CapturedLogs.attach();
     api = new ApiFixture(newStoreUrl());
   }
 
   @AfterEach
   void stop() throws Exception {
-    rootLogger().detachAppender(logs);
+    logs.detach();
     if (api != null) {
       api.close();
     }
     dropStore();
-  }
-
-  private static Logger rootLogger() {
-    return (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
   }
 
   List<AuditRow> audit(String typePrefix) {
@@ -155,17 +147,48 @@ abstract class AdminApiContract {
   // ---- request shape ----
 
   @Test
-  void theFeaturePageCurlWithoutContentTypeIs415WithAHint() {
-    // curl -d sends application/x-www-form-urlencoded unless told otherwise.
-    Answer answer =
-        api.client.send(
-            api.client
-                .builder(CONFIG, api.admin)
-                .header("Content-Type", "application/x-www-form-urlencoded")
-                .PUT(HttpRequest.BodyPublishers.ofString(FEATURE_PAGE_PUT)));
-    assertThat(answer.status()).isEqualTo(415);
-    assertThat(answer.json().get("error").asText()).isEqualTo("unsupported_media_type");
-    assertThat(answer.json().get("message").asText()).contains("Content-Type: application/json");
+  void theFeaturePageCurlCommandWorksAsWritten() throws Exception {
+    // The feature page's step 3, run with the real curl: -d without -H labels the body
+    // application/x-www-form-urlencoded.
+    Process curl =
+        new ProcessBuilder(
+                "curl",
+                "-sS",
+                "-X",
+                "PUT",
+                api.server.baseUrl() + CONFIG,
+                "-H",
+                "Authorization: Bearer " + api.admin,
+                "-d",
+                FEATURE_PAGE_PUT,
+                "-w",
+                "\n%{http_code}")
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(curl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(curl.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(out.strip()).as(out).endsWith("200");
+    assertThat(audit("agent_sandbox.config.update")).hasSize(1);
+  }
+
+  @Test
+  void otherMediaTypesAndFormDataAre415WithAHint() {
+    for (String[] typeAndBody :
+        new String[][] {
+          {"text/plain", FEATURE_PAGE_PUT},
+          {"application/x-www-form-urlencoded", "enabled=true&reason=x"},
+          {"multipart/form-data; boundary=x", FEATURE_PAGE_PUT}
+        }) {
+      Answer answer =
+          api.client.send(
+              api.client
+                  .builder(CONFIG, api.admin)
+                  .header("Content-Type", typeAndBody[0])
+                  .PUT(HttpRequest.BodyPublishers.ofString(typeAndBody[1])));
+      assertThat(answer.status()).as(typeAndBody[0]).isEqualTo(415);
+      assertThat(answer.json().get("error").asText()).isEqualTo("unsupported_media_type");
+      assertThat(answer.json().get("message").asText()).contains("Content-Type: application/json");
+    }
     assertThat(audit("agent_sandbox.config")).isEmpty();
   }
 
@@ -307,6 +330,46 @@ abstract class AdminApiContract {
     assertThat(row.data().get("weakening").asBoolean()).isFalse();
     assertThat(row.data().get("reason").asText()).isEqualTo("drop the vendor");
     assertThat(row.data().get("loosenings").isEmpty()).isTrue();
+  }
+
+  @Test
+  void aLooseningSplitIntoRemoveThenReAddIsStillCaught() {
+    api.client.put(CONFIG, api.admin, FEATURE_PAGE_PUT);
+    // Removing the agent is a tightening, so configure suffices...
+    Answer removed =
+        api.client.put(
+            CONFIG, api.configurer, "{\"enabled\": true, \"agents\": {}}", "If-Match", "\"1\"");
+    assertThat(removed.status()).isEqualTo(200);
+    // ...but adding it back, wider than before, is compared with what is there now: refused.
+    Answer readded =
+        api.client.put(
+            CONFIG,
+            api.configurer,
+            "{\"enabled\": true, \"agents\": {\"helper\": {\"allow\": [\"*.vendor.com\"]}},"
+                + " \"reason\": \"sneaky\"}",
+            "If-Match",
+            "\"2\"");
+    assertThat(readded.status()).isEqualTo(403);
+    assertThat(readded.json().get("loosenings").findValuesAsText("kind"))
+        .containsExactly("agent_added");
+  }
+
+  @Test
+  void movingAnAgentToAnUnrestrictedScopeIsALoosening() {
+    api.client.put(
+        EGRESS, api.admin, "{\"scopes\": {\"helper\": {\"allow\": [\"api.vendor.com\"]}}}");
+    api.client.put(CONFIG, api.admin, FEATURE_PAGE_PUT);
+    Answer moved =
+        api.client.put(
+            CONFIG,
+            api.configurer,
+            "{\"enabled\": true, \"agents\": {\"helper\": {\"allow\": [\"api.vendor.com\"],"
+                + " \"scope\": \"elsewhere\"}}}",
+            "If-Match",
+            "\"1\"");
+    assertThat(moved.status()).isEqualTo(403);
+    assertThat(moved.json().get("loosenings").findValuesAsText("kind"))
+        .containsExactly("scope_changed");
   }
 
   // ---- versions ----
@@ -473,7 +536,7 @@ abstract class AdminApiContract {
     api.client.get(CONFIG, "asb_" + "B".repeat(43));
     api.client.put(CONFIG, api.reader, "{}");
     String everything = api.client.get(AUDIT + "/export", api.auditor).body();
-    List<String> logLines = logs.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
+    List<String> logLines = logs.lines();
     assertThat(logLines).anyMatch(line -> line.contains(CONFIG));
     for (String secret : api.secrets) {
       assertThat(everything).doesNotContain(secret);

@@ -40,6 +40,27 @@ public final class AuditLog {
     return database.inTransaction("append audit row " + event.type(), c -> append(c, event));
   }
 
+  /**
+   * Appends several rows in one transaction (consecutive ids, one commit and one fsync), all or
+   * none. Every append waits for its commit to be durable, so the throughput of single appends is
+   * bounded by the disk's flush latency; a burst of rows (egress decisions) belongs in one call.
+   */
+  public List<AuditRow> appendAll(List<AuditEvent> events) {
+    List<AuditEvent> copy = List.copyOf(events);
+    if (copy.isEmpty()) {
+      return List.of();
+    }
+    return database.inTransaction(
+        "append " + copy.size() + " audit rows",
+        c -> {
+          List<AuditRow> rows = new ArrayList<>(copy.size());
+          for (AuditEvent event : copy) {
+            rows.add(append(c, event));
+          }
+          return List.copyOf(rows);
+        });
+  }
+
   /** Appends inside a caller's transaction (same commit as the change it records). */
   AuditRow append(Connection connection, AuditEvent event) throws SQLException {
     long previousId;

@@ -1,13 +1,15 @@
 package dev.agentsandbox.store;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentsandbox.store.internal.Columns;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
- * One run as stored: identity, where it runs, its state and outcome. Times are kept to the
- * millisecond.
+ * One run as stored: identity, where it runs, its state and outcome. Times are truncated to the
+ * millisecond, which is what the store keeps.
  */
 public record RunRecord(
     String runId,
@@ -44,8 +46,13 @@ public record RunRecord(
     }
     if (!STATUSES.contains(status)) {
       throw new IllegalArgumentException(
-          "run status " + status + " is not one of " + new java.util.TreeSet<>(STATUSES));
+          "run status " + status + " is not one of " + new TreeSet<>(STATUSES));
     }
     command = command.deepCopy();
+    // The columns hold milliseconds; truncating here makes a record equal to itself read back.
+    createdAt = Columns.millis(createdAt);
+    startedAt = Columns.millis(startedAt);
+    endedAt = Columns.millis(endedAt);
+    expiresAt = Columns.millis(expiresAt);
   }
 }

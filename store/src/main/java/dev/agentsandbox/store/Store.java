@@ -191,6 +191,11 @@ public final class Store implements AutoCloseable {
     return runs;
   }
 
+  /** The connection source, for tests in this package that look at session settings. */
+  Database database() {
+    return database;
+  }
+
   @Override
   public void close() {
     database.close();

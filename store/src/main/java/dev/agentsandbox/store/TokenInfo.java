@@ -1,6 +1,7 @@
 package dev.agentsandbox.store;
 
 import java.time.Instant;
+import java.util.Collections;
 import java.util.Objects;
 import java.util.Set;
 import java.util.SortedSet;
@@ -14,7 +15,7 @@ public record TokenInfo(
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(createdAt, "createdAt");
     SortedSet<String> sorted = new TreeSet<>(scopes);
-    scopes = java.util.Collections.unmodifiableSortedSet(sorted);
+    scopes = Collections.unmodifiableSortedSet(sorted);
   }
 
   /** Not revoked and not expired at {@code now}. */

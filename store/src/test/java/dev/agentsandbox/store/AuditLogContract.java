@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.store.internal.AuditHash;
 import java.io.StringWriter;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -44,6 +45,47 @@ abstract class AuditLogContract extends StoreTestBase {
     assertThat(first.hash()).matches("[0-9a-f]{64}").isNotEqualTo(second.hash());
     assertThat(first.time()).isEqualTo(START.plusMillis(7));
     assertThat(store.audit().head()).isEqualTo(new AuditHead(2, second.hash()));
+  }
+
+  @Test
+  void appendAllChainsConsecutiveRowsInOneCommit() {
+    AuditRow before = append(1);
+
+    List<AuditRow> batch =
+        store
+            .audit()
+            .appendAll(
+                List.of(
+                    new AuditEvent("agent_sandbox.egress.allow", "proxy", "helper", "r", null),
+                    new AuditEvent("agent_sandbox.egress.deny", "proxy", "helper", "r", null)));
+
+    assertThat(batch).extracting(AuditRow::id).containsExactly(2L, 3L);
+    assertThat(batch.get(0).prevHash()).isEqualTo(before.hash());
+    assertThat(batch.get(1).prevHash()).isEqualTo(batch.get(0).hash());
+    assertThat(store.audit().query(AuditQuery.all(10))).hasSize(3);
+    assertThat(store.audit().verify().ok()).isTrue();
+    assertThat(store.audit().appendAll(List.of())).isEmpty();
+  }
+
+  @Test
+  void appendAllIsAllOrNothing() throws Exception {
+    AuditRow before = append(1);
+    fixture.refuseAuditInsertsBy("refused");
+    AuditEvent good = new AuditEvent("agent_sandbox.launch", "admin", null, null, null);
+    AuditEvent refused = new AuditEvent("agent_sandbox.launch", "refused", null, null, null);
+
+    assertThatThrownBy(() -> store.audit().appendAll(List.of(good, refused, good)))
+        .isInstanceOf(UnableToAccessStoreException.class)
+        .hasMessageContaining("append 3 audit rows");
+
+    assertThat(store.audit().query(AuditQuery.all(10))).containsExactly(before);
+    assertThat(store.audit().head()).isEqualTo(new AuditHead(1, before.hash()));
+    assertThat(
+            store
+                .audit()
+                .append(new AuditEvent("agent_sandbox.launch", "admin", null, null, null))
+                .id())
+        .isEqualTo(2);
   }
 
   @Test
@@ -125,9 +167,9 @@ abstract class AuditLogContract extends StoreTestBase {
 
   @Test
   void queryCapsTheLimitAtOneThousand() {
-    for (int n = 1; n <= 1001; n++) {
-      store.audit().append(new AuditEvent("agent_sandbox.launch", "admin", null, null, null));
-    }
+    AuditEvent event = new AuditEvent("agent_sandbox.launch", "admin", null, null, null);
+    // One transaction: 1001 separate appends would each wait for an fsync.
+    store.audit().appendAll(Collections.nCopies(1001, event));
 
     assertThat(store.audit().query(AuditQuery.all(5000))).hasSize(1000);
     assertThat(store.audit().verify()).isEqualTo(new VerifyResult(true, 1001, List.of()));

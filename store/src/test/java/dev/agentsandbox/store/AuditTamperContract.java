@@ -79,6 +79,14 @@ abstract class AuditTamperContract extends StoreTestBase {
             rows -> "UPDATE audit_log SET id = 6 WHERE id = 5",
             "row 5 is missing before row 6 (deleted)"),
         new Tampering(
+            "editing the chain head's hash names the newest row",
+            rows -> "UPDATE audit_head SET last_hash = '" + "a".repeat(64) + "'",
+            "row 5: hash differs from the one the chain head recorded"),
+        new Tampering(
+            "deleting the chain head row is reported, not an error",
+            rows -> "DELETE FROM audit_head",
+            "the chain head row (audit_head) is missing"),
+        new Tampering(
             "swapping the contents of rows 2 and 3 is caught at row 2",
             AuditTamperContract::swapRows2And3,
             "row 2: prev_hash does not match the hash of row 1"));

@@ -54,6 +54,17 @@ final class PostgresFixture implements StoreFixture {
   }
 
   @Override
+  public void refuseAuditInsertsBy(String actor) throws Exception {
+    execute(
+        "CREATE FUNCTION refuse_actor() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.actor"
+            + " = '"
+            + actor
+            + "' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END; $$;\n"
+            + "CREATE TRIGGER refuse_actor BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE"
+            + " FUNCTION refuse_actor()");
+  }
+
+  @Override
   public void close() throws Exception {
     executeOn(baseUrl, "DROP SCHEMA " + schema + " CASCADE");
   }

@@ -2,6 +2,7 @@ package dev.agentsandbox.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.groups.Tuple.tuple;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -36,6 +37,16 @@ abstract class RunRepositoryContract extends StoreTestBase {
 
     assertThat(store.runs().find("run-1")).contains(run);
     assertThat(store.runs().find("run-2")).isEmpty();
+  }
+
+  @Test
+  void timesAreKeptToTheMillisecondAndReadBackEqual() {
+    RunRecord run = pending("run-1", START.plusNanos(456_789));
+
+    store.runs().insert(run);
+
+    assertThat(run.createdAt()).isEqualTo(START);
+    assertThat(store.runs().find("run-1")).contains(run);
   }
 
   @Test
@@ -91,9 +102,7 @@ abstract class RunRepositoryContract extends StoreTestBase {
 
     assertThat(store.runs().active())
         .extracting(RunRecord::runId, RunRecord::status)
-        .containsExactly(
-            org.assertj.core.groups.Tuple.tuple("run-a", "running"),
-            org.assertj.core.groups.Tuple.tuple("run-b", "pending"));
+        .containsExactly(tuple("run-a", "running"), tuple("run-b", "pending"));
   }
 
   @Test

@@ -36,6 +36,14 @@ final class SqliteFixture implements StoreFixture {
   }
 
   @Override
+  public void refuseAuditInsertsBy(String actor) throws Exception {
+    execute(
+        "CREATE TRIGGER refuse_actor BEFORE INSERT ON audit_log WHEN NEW.actor = '"
+            + actor
+            + "' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+  }
+
+  @Override
   public void close() throws Exception {
     try (Stream<Path> paths = Files.walk(directory)) {
       for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {

@@ -17,6 +17,9 @@ interface StoreFixture extends AutoCloseable {
   /** Runs SQL with the audit table's append-only triggers out of the way (dropped or disabled). */
   void executeBypassingAuditTriggers(String sql) throws Exception;
 
+  /** Installs a trigger that makes the database refuse audit rows whose actor is {@code actor}. */
+  void refuseAuditInsertsBy(String actor) throws Exception;
+
   /** Runs SQL over a raw connection; several statements are separated by ";\n". */
   default void execute(String sql) throws Exception {
     try (Connection connection = connect();

@@ -3,27 +3,15 @@ package dev.agentsandbox.backend.k8s;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.RunSpec;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.ContainerBuilder;
-import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LimitRangeBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.PodSpec;
-import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceQuotaBuilder;
-import io.fabric8.kubernetes.api.model.ResourceRequirements;
-import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
-import io.fabric8.kubernetes.api.model.SecurityContext;
-import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
-import io.fabric8.kubernetes.api.model.Volume;
-import io.fabric8.kubernetes.api.model.VolumeBuilder;
-import io.fabric8.kubernetes.api.model.VolumeMount;
-import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
 import io.fabric8.kubernetes.api.model.rbac.RoleBuilder;
@@ -49,17 +37,17 @@ final class BundleFactory {
   /** Shown in a plan where the launch fills in the proxy Service's ClusterIP once assigned. */
   static final String PROXY_IP_AT_LAUNCH = "PROXY-CLUSTER-IP-ASSIGNED-AT-LAUNCH";
 
-  private static final String POLICY_DIR = "/etc/agent-sandbox";
-  private static final String POLICY_FILE = "policy.json";
-  private static final long NON_ROOT_UID = 65532L;
+  static final String POLICY_FILE = "policy.json";
 
   private final KubernetesBackendConfig config;
   private final NetworkFence fence;
+  private final SandboxPods pods;
   private final KubernetesSerialization serialization = new KubernetesSerialization();
 
   BundleFactory(KubernetesBackendConfig config) {
     this.config = config;
     this.fence = new NetworkFence(config);
+    this.pods = new SandboxPods(config);
   }
 
   static String namespaceOf(String runId) {
@@ -145,7 +133,7 @@ final class BundleFactory {
             .withNamespace(ns)
             .withLabels(merge(labels, proxyPod))
             .endMetadata()
-            .withSpec(proxyPodSpec(runtimeClass))
+            .withSpec(pods.proxy(runtimeClass))
             .build());
     objects.add(
         new ServiceBuilder()
@@ -180,7 +168,7 @@ final class BundleFactory {
             .withNewMetadata()
             .withLabels(merge(labels, agentPod))
             .endMetadata()
-            .withSpec(agentPodSpec(spec, runtimeClass, proxyIp))
+            .withSpec(pods.agent(spec, runtimeClass, proxyIp))
             .endTemplate()
             .endSpec()
             .build());
@@ -264,129 +252,7 @@ final class BundleFactory {
     return serialization.asJson(policy);
   }
 
-  private PodSpec proxyPodSpec(Optional<String> runtimeClass) {
-    SandboxQuota q = config.quota();
-    return hardenedPod(runtimeClass)
-        .withRestartPolicy("Never")
-        .withVolumes(
-            new VolumeBuilder()
-                .withName("policy")
-                .withNewConfigMap()
-                .withName(POLICY_CONFIG_MAP)
-                .endConfigMap()
-                .build(),
-            scratch("tmp"))
-        .addNewContainer()
-        .withName(PROXY_CONTAINER)
-        .withImage(config.proxyImage())
-        .withArgs("--policy", POLICY_DIR + "/" + POLICY_FILE)
-        .addNewPort()
-        .withName("proxy")
-        .withContainerPort(config.proxyPort())
-        .withProtocol("TCP")
-        .endPort()
-        .withNewReadinessProbe()
-        .withNewTcpSocket()
-        .withPort(new IntOrString(config.proxyPort()))
-        .endTcpSocket()
-        .withPeriodSeconds(2)
-        .endReadinessProbe()
-        .withResources(resources(q.proxyCpuMillis(), q.proxyMemoryMb()))
-        .withSecurityContext(hardenedContainer())
-        .withVolumeMounts(mount("policy", POLICY_DIR, true), mount("tmp", "/tmp", false))
-        .endContainer()
-        .build();
-  }
-
-  private PodSpec agentPodSpec(RunSpec spec, Optional<String> runtimeClass, Optional<String> ip) {
-    String proxyUrl = "http://" + ip.orElse(PROXY_IP_AT_LAUNCH) + ":" + config.proxyPort();
-    Map<String, String> env = new TreeMap<>(spec.env());
-    for (String key : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
-      env.put(key, proxyUrl);
-    }
-    List<EnvVar> envVars =
-        env.entrySet().stream().map(e -> new EnvVar(e.getKey(), e.getValue(), null)).toList();
-    return hardenedPod(runtimeClass)
-        .withRestartPolicy("Never")
-        .withVolumes(scratch("tmp"), scratch("workspace"))
-        .addToContainers(
-            new ContainerBuilder()
-                .withName(AGENT_CONTAINER)
-                .withImage(spec.image())
-                .withCommand(spec.command())
-                .withEnv(envVars)
-                .withWorkingDir("/workspace")
-                .withResources(resources(agentCpuMillis(spec), spec.resources().memoryMb()))
-                .withSecurityContext(hardenedContainer())
-                .withVolumeMounts(
-                    mount("tmp", "/tmp", false), mount("workspace", "/workspace", false))
-                .build())
-        .build();
-  }
-
-  private PodSpecBuilder hardenedPod(Optional<String> runtimeClass) {
-    return new PodSpecBuilder()
-        .withServiceAccountName(SERVICE_ACCOUNT)
-        .withAutomountServiceAccountToken(false)
-        .withEnableServiceLinks(false)
-        .withHostNetwork(false)
-        .withHostPID(false)
-        .withHostIPC(false)
-        .withRuntimeClassName(runtimeClass.orElse(null))
-        .withNewSecurityContext()
-        .withRunAsNonRoot(true)
-        .withRunAsUser(NON_ROOT_UID)
-        .withRunAsGroup(NON_ROOT_UID)
-        .withFsGroup(NON_ROOT_UID)
-        .withNewSeccompProfile()
-        .withType("RuntimeDefault")
-        .endSeccompProfile()
-        .endSecurityContext();
-  }
-
-  private static SecurityContext hardenedContainer() {
-    return new SecurityContextBuilder()
-        .withPrivileged(false)
-        .withAllowPrivilegeEscalation(false)
-        .withRunAsNonRoot(true)
-        .withReadOnlyRootFilesystem(true)
-        .withNewCapabilities()
-        .withDrop("ALL")
-        .endCapabilities()
-        .withNewSeccompProfile()
-        .withType("RuntimeDefault")
-        .endSeccompProfile()
-        .build();
-  }
-
-  private ResourceRequirements resources(long cpuMillis, long memoryMb) {
-    // Requests equal limits: the pod is Guaranteed and cannot borrow beyond its caps.
-    Map<String, Quantity> caps =
-        Map.of(
-            "cpu", new Quantity(cpuMillis + "m"),
-            "memory", new Quantity(memoryMb + "Mi"),
-            "ephemeral-storage", new Quantity(config.quota().ephemeralStorageMb() + "Mi"));
-    return new ResourceRequirementsBuilder().withLimits(caps).withRequests(caps).build();
-  }
-
-  private Volume scratch(String name) {
-    return new VolumeBuilder()
-        .withName(name)
-        .withNewEmptyDir()
-        .withSizeLimit(new Quantity(config.quota().ephemeralStorageMb() + "Mi"))
-        .endEmptyDir()
-        .build();
-  }
-
-  private static VolumeMount mount(String name, String path, boolean readOnly) {
-    return new VolumeMountBuilder()
-        .withName(name)
-        .withMountPath(path)
-        .withReadOnly(readOnly)
-        .build();
-  }
-
-  private static long agentCpuMillis(RunSpec spec) {
+  static long agentCpuMillis(RunSpec spec) {
     return Math.max(1L, Math.round(spec.resources().cpus() * 1000));
   }
 

@@ -160,7 +160,12 @@ final class KubernetesSandbox implements Sandbox {
   private Completion stop(End end, String detail) {
     OptionalInt exit = exitStatus();
     collect();
-    deleteJob();
+    try {
+      deleteJob();
+    } catch (UnableToTearDownSandboxException e) {
+      // The run is over either way; teardown deletes the namespace and the Job with it.
+      return new Completion(end, exit, detail + "; " + e.getMessage());
+    }
     return new Completion(end, exit, detail);
   }
 

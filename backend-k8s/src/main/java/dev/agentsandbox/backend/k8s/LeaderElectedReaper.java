@@ -10,8 +10,10 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -72,6 +74,8 @@ public final class LeaderElectedReaper implements AutoCloseable {
   private final ExecutorService electionThread;
   private final ScheduledExecutorService reapThread;
   private final AtomicBoolean leading = new AtomicBoolean();
+  private final AtomicBoolean started = new AtomicBoolean();
+  private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicReference<ScheduledFuture<?>> reaping = new AtomicReference<>();
   private final AtomicReference<CompletableFuture<?>> election = new AtomicReference<>();
 
@@ -94,6 +98,21 @@ public final class LeaderElectedReaper implements AutoCloseable {
 
   /** Joins the election; returns at once. */
   public void start() {
+    if (!started.compareAndSet(false, true)) {
+      throw new IllegalStateException("reaper election already started");
+    }
+    elect();
+  }
+
+  /**
+   * Runs one election. fabric8's elector ends once it loses the Lease (a missed renewal, an API
+   * outage), so a replica that lost it joins again, after a retry period, until it is closed.
+   */
+  @SuppressWarnings("FutureReturnValueIgnored") // the rejoin callback's own future carries nothing
+  private void elect() {
+    if (closed.get()) {
+      return;
+    }
     LeaderElector elector =
         new LeaderElector(
             client,
@@ -108,8 +127,23 @@ public final class LeaderElectedReaper implements AutoCloseable {
                     new LeaderCallbacks(this::startReaping, this::stopReaping, leader -> {}))
                 .build(),
             electionThread);
-    if (!election.compareAndSet(null, elector.start())) {
-      throw new IllegalStateException("reaper election already started");
+    CompletableFuture<?> running = elector.start();
+    election.set(running);
+    running.whenComplete(
+        (ignored, failure) -> {
+          stopReaping();
+          if (!closed.get()) {
+            try {
+              var unused =
+                  reapThread.schedule(
+                      this::elect, timings.retryPeriod().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+              // Closed meanwhile: nothing to rejoin.
+            }
+          }
+        });
+    if (closed.get()) {
+      running.cancel(true);
     }
   }
 
@@ -149,6 +183,7 @@ public final class LeaderElectedReaper implements AutoCloseable {
   /** Leaves the election, releasing the Lease if held, and stops reaping. */
   @Override
   public void close() {
+    closed.set(true);
     CompletableFuture<?> running = election.get();
     if (running != null) {
       running.cancel(true);
@@ -158,7 +193,7 @@ public final class LeaderElectedReaper implements AutoCloseable {
     electionThread.shutdownNow();
   }
 
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
+  private static ThreadFactory daemon(String name) {
     return runnable -> {
       Thread thread = new Thread(runnable, name);
       thread.setDaemon(true);

@@ -169,6 +169,50 @@ class BundleFactoryTest {
   }
 
   @Test
+  void aRunCannotPointItsProxyVariablesElsewhere() {
+    var spec = Specs.spec("r44");
+    var sneaky =
+        new dev.agentsandbox.backend.RunSpec(
+            spec.runId(),
+            spec.agent(),
+            spec.image(),
+            spec.command(),
+            Map.of(
+                "HTTPS_PROXY", "http://203.0.113.9:8080", "http_proxy", "http://203.0.113.9:8080"),
+            spec.egress(),
+            spec.resources(),
+            spec.ttl(),
+            spec.expiresAt(),
+            false);
+    Container agent =
+        FACTORY
+            .build(sneaky, Optional.empty(), Optional.of("10.43.7.9"))
+            .get(Job.class, "agent")
+            .getSpec()
+            .getTemplate()
+            .getSpec()
+            .getContainers()
+            .get(0);
+    assertThat(agent.getEnv().stream().filter(e -> e.getName().equalsIgnoreCase("https_proxy")))
+        .extracting(e -> e.getValue())
+        .containsOnly("http://10.43.7.9:3128");
+    assertThat(agent.getEnv().stream().filter(e -> e.getName().equals("HTTPS_PROXY"))).hasSize(1);
+  }
+
+  @Test
+  void planRendersAsKubernetesYamlThroughAnyJackson() throws IOException {
+    // The server renders Manifest bodies with its own Jackson 2; fabric8's model types carry
+    // Jackson 3 serializers, so the bodies must already be plain trees.
+    String yaml = new ObjectMapper(new YAMLFactory()).writeValueAsString(BUNDLE.manifests());
+    assertThat(yaml)
+        .contains("cpu: \"1250m\"")
+        .contains("port: 3128")
+        .contains("runtimeClassName: \"gvisor\"")
+        .doesNotContain("intVal")
+        .doesNotContain("amount:");
+  }
+
+  @Test
   void proxyIsItsOwnPodReadingItsPolicyFromTheConfigMap() throws IOException {
     Pod proxy = BUNDLE.get(Pod.class, BundleFactory.PROXY);
     assertThat(proxy.getSpec().getContainers())
@@ -177,7 +221,19 @@ class BundleFactoryTest {
             c -> {
               assertThat(c.getImage())
                   .isEqualTo("registry.example.internal/agent-sandbox/proxy:1.0");
-              assertThat(c.getArgs()).containsExactly("--policy", "/etc/agent-sandbox/policy.json");
+              // The image's launcher writes this variable to /tmp/policy.json and runs --policy on
+              // it.
+              assertThat(c.getArgs()).isNullOrEmpty();
+              assertThat(c.getEnv())
+                  .singleElement()
+                  .satisfies(
+                      e -> {
+                        assertThat(e.getName()).isEqualTo("AGENT_SANDBOX_PROXY_POLICY");
+                        assertThat(e.getValueFrom().getConfigMapKeyRef().getName())
+                            .isEqualTo("egress-policy");
+                        assertThat(e.getValueFrom().getConfigMapKeyRef().getKey())
+                            .isEqualTo("policy.json");
+                      });
             });
     JsonNode policy =
         new ObjectMapper()

@@ -10,8 +10,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -26,6 +29,7 @@ final class FakeCluster implements AutoCloseable {
   private final KubernetesClient client;
   private final KubernetesMockServer server;
   private final ExecutorService controllers = Executors.newSingleThreadExecutor();
+  private final List<Future<?>> running = new ArrayList<>();
 
   FakeCluster(KubernetesClient client, KubernetesMockServer server) {
     this.client = client;
@@ -33,52 +37,54 @@ final class FakeCluster implements AutoCloseable {
   }
 
   /** Like a real cluster: the proxy Service gets {@code ip} and the proxy pod becomes Ready. */
-  Future<?> serveProxy(String runId, String ip) {
-    return serveProxy(runId, ip, "Running", true);
+  void serveProxy(String runId, String ip) {
+    serveProxy(runId, ip, "Running", true);
   }
 
   /** Moves the proxy pod to {@code phase} and (optionally) Ready, once the launch created it. */
-  Future<?> serveProxy(String runId, String ip, String phase, boolean ready) {
+  void serveProxy(String runId, String ip, String phase, boolean ready) {
     String ns = BundleFactory.namespaceOf(runId);
-    return controllers.submit(
-        () -> {
-          Instant until = Instant.now().plus(Duration.ofSeconds(20));
-          boolean ipSet = false;
-          boolean podSet = false;
-          while (!(ipSet && podSet) && Instant.now().isBefore(until)) {
-            Service service = client.services().inNamespace(ns).withName(BundleFactory.PROXY).get();
-            if (!ipSet && service != null && ip != null) {
-              client
-                  .services()
-                  .inNamespace(ns)
-                  .withName(BundleFactory.PROXY)
-                  .edit(
-                      s -> {
-                        s.getSpec().setClusterIP(ip);
-                        return s;
-                      });
-              ipSet = true;
-            }
-            Pod pod = client.pods().inNamespace(ns).withName(BundleFactory.PROXY).get();
-            if (!podSet && pod != null) {
-              pod.setStatus(
-                  new PodStatusBuilder()
-                      .withPhase(phase)
-                      .addNewCondition()
-                      .withType("Ready")
-                      .withStatus(ready ? "True" : "False")
-                      .endCondition()
-                      .build());
-              client.pods().inNamespace(ns).resource(pod).updateStatus();
-              podSet = true;
-            }
-            if (ip == null && podSet) {
+    running.add(
+        controllers.submit(
+            () -> {
+              Instant until = Instant.now().plus(Duration.ofSeconds(20));
+              boolean ipSet = false;
+              boolean podSet = false;
+              while (!(ipSet && podSet) && Instant.now().isBefore(until)) {
+                Service service =
+                    client.services().inNamespace(ns).withName(BundleFactory.PROXY).get();
+                if (!ipSet && service != null && ip != null) {
+                  client
+                      .services()
+                      .inNamespace(ns)
+                      .withName(BundleFactory.PROXY)
+                      .edit(
+                          s -> {
+                            s.getSpec().setClusterIP(ip);
+                            return s;
+                          });
+                  ipSet = true;
+                }
+                Pod pod = client.pods().inNamespace(ns).withName(BundleFactory.PROXY).get();
+                if (!podSet && pod != null) {
+                  pod.setStatus(
+                      new PodStatusBuilder()
+                          .withPhase(phase)
+                          .addNewCondition()
+                          .withType("Ready")
+                          .withStatus(ready ? "True" : "False")
+                          .endCondition()
+                          .build());
+                  client.pods().inNamespace(ns).resource(pod).updateStatus();
+                  podSet = true;
+                }
+                if (ip == null && podSet) {
+                  return null;
+                }
+                Thread.sleep(10);
+              }
               return null;
-            }
-            Thread.sleep(10);
-          }
-          return null;
-        });
+            }));
   }
 
   /** The agent's pod as the Job controller would create it, with its output and exit. */
@@ -155,8 +161,20 @@ final class FakeCluster implements AutoCloseable {
     client.batch().v1().jobs().inNamespace(ns).resource(job).updateStatus();
   }
 
+  /** Stops the controllers and fails the test if one of them failed. */
   @Override
   public void close() {
     controllers.shutdownNow();
+    for (Future<?> controller : running) {
+      if (controller.isDone() && !controller.isCancelled()) {
+        try {
+          controller.get();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+          throw new AssertionError("a fake controller failed", e.getCause());
+        }
+      }
+    }
   }
 }

@@ -39,9 +39,11 @@ import org.junit.jupiter.api.Test;
 @EnableKubernetesMockClient(crud = true)
 class KubernetesBackendTest {
   private static final String PROXY_LOG =
-      "agent-sandbox proxy ready on 0.0.0.0:3128\n"
-          + "{\"run_id\":\"r1\",\"host\":\"api.github.com\",\"decision\":\"allow\"}\n"
-          + "{\"run_id\":\"r1\",\"host\":\"evil.example\",\"decision\":\"deny\"}\n";
+      """
+      agent-sandbox proxy ready on 0.0.0.0:3128
+      {"run_id":"r1","host":"api.github.com","decision":"allow"}
+      {"run_id":"r1","host":"evil.example","decision":"deny"}
+      """;
 
   static KubernetesClient client;
   static KubernetesMockServer server;

@@ -97,7 +97,8 @@ final class KyvernoPattern {
 
   private static Pattern wildcard(String glob) {
     StringBuilder regex = new StringBuilder();
-    for (char c : glob.toCharArray()) {
+    for (int i = 0; i < glob.length(); i++) {
+      char c = glob.charAt(i);
       switch (c) {
         case '*' -> regex.append(".*");
         case '?' -> regex.append('.');

@@ -24,6 +24,7 @@ class LeaderElectedReaperTest {
   static KubernetesClient client;
 
   @Test
+  @SuppressWarnings("try") // closing replica-a inside the block is the point of the test
   void oneReplicaReapsAndTheOtherTakesOverWhenItStops() throws InterruptedException {
     AtomicInteger passesA = new AtomicInteger();
     AtomicInteger passesB = new AtomicInteger();
@@ -69,6 +70,33 @@ class LeaderElectedReaperTest {
   }
 
   @Test
+  void aReplicaThatLosesTheLeaseJoinsTheElectionAgain() throws InterruptedException {
+    AtomicInteger passes = new AtomicInteger();
+    try (LeaderElectedReaper a =
+        new LeaderElectedReaper(
+            client, "agent-sandbox-3", "replica-a", FAST, passes::incrementAndGet)) {
+      a.start();
+      awaitTrue("replica-a leads", a::isLeading);
+      // Another holder takes the Lease (as after a network partition): replica-a cannot renew.
+      steal("agent-sandbox-3");
+      awaitTrue("replica-a stops leading", () -> !a.isLeading());
+      int passesWhileOut = passes.get();
+      // The intruder never renews; once its Lease expires, replica-a must take it back.
+      awaitTrue("replica-a leads again", a::isLeading);
+      awaitTrue("replica-a reaps again", () -> passes.get() > passesWhileOut);
+      assertThat(
+              client
+                  .leases()
+                  .inNamespace("agent-sandbox-3")
+                  .withName(LeaderElectedReaper.LEASE_NAME)
+                  .get()
+                  .getSpec()
+                  .getHolderIdentity())
+          .isEqualTo("replica-a");
+    }
+  }
+
+  @Test
   void aFailingPassDoesNotStopTheNextOne() throws InterruptedException {
     AtomicInteger attempts = new AtomicInteger();
     try (LeaderElectedReaper reaper =
@@ -83,6 +111,24 @@ class LeaderElectedReaperTest {
             })) {
       reaper.start();
       awaitTrue("passes continue after failures", () -> attempts.get() >= 3);
+    }
+  }
+
+  /** Rewrites the Lease's holder, retrying when the renewing replica wrote in between. */
+  private static void steal(String namespace) {
+    for (int attempt = 0; ; attempt++) {
+      Lease lease =
+          client.leases().inNamespace(namespace).withName(LeaderElectedReaper.LEASE_NAME).get();
+      lease.getSpec().setHolderIdentity("intruder");
+      lease.getSpec().setRenewTime(java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC));
+      try {
+        client.leases().inNamespace(namespace).resource(lease).update();
+        return;
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt >= 50) {
+          throw e;
+        }
+      }
     }
   }
 

@@ -10,6 +10,7 @@ import dev.agentsandbox.server.http.Response;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@code GET}/{@code PUT} of the agent sandbox configuration and the instance egress policy. Each
@@ -27,7 +28,7 @@ public final class ConfigEndpoints {
   }
 
   public Response getSandbox(Request request) {
-    request.onlyQueryParams(java.util.Set.of());
+    request.onlyQueryParams(Set.of());
     return answer(sandboxView(configs.current(GovernedDocument.SANDBOX)), null);
   }
 
@@ -42,7 +43,7 @@ public final class ConfigEndpoints {
   }
 
   public Response getEgressPolicy(Request request) {
-    request.onlyQueryParams(java.util.Set.of());
+    request.onlyQueryParams(Set.of());
     return answer(egressView(configs.current(GovernedDocument.EGRESS_POLICY)), null);
   }
 

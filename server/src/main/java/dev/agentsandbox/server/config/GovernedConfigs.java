@@ -11,6 +11,7 @@ import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.StoredConfig;
 import dev.agentsandbox.store.TokenInfo;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -229,7 +230,7 @@ public final class GovernedConfigs {
     }
     if (value instanceof Number number) {
       try {
-        long version = new java.math.BigDecimal(number.toString()).longValueExact();
+        long version = new BigDecimal(number.toString()).longValueExact();
         if (version >= 0) {
           return Optional.of(version);
         }

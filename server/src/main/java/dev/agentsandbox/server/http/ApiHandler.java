@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpHandler;
 import dev.agentsandbox.store.TokenInfo;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,14 +55,13 @@ public final class ApiHandler implements HttpHandler {
       if (!route.isPublic()) {
         principal =
             authenticator.authorize(
-                java.util.Optional.ofNullable(
-                    exchange.getRequestHeaders().getFirst("Authorization")),
+                Optional.ofNullable(exchange.getRequestHeaders().getFirst("Authorization")),
                 route.scope());
         actor = principal.name();
       }
       Request request = new Request(exchange, match.params(), mapper, maxBodyBytes, principal);
       response = route.handler().handle(request);
-    } catch (Exception | StackOverflowError e) {
+    } catch (Exception e) {
       response = errors.toResponse(e);
     }
     try {
@@ -85,6 +85,14 @@ public final class ApiHandler implements HttpHandler {
     exchange.getResponseHeaders().set("Cache-Control", "no-store");
     exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
     response.headers().forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
+    if (response.stream() != null && !method.equals("HEAD")) {
+      // Length 0 asks the JDK server for chunked encoding: the body is written as it comes.
+      exchange.sendResponseHeaders(response.status(), 0);
+      try (OutputStream out = exchange.getResponseBody()) {
+        response.stream().writeTo(out);
+      }
+      return;
+    }
     boolean noBody = method.equals("HEAD") || response.body().length == 0;
     exchange.sendResponseHeaders(response.status(), noBody ? -1 : response.body().length);
     if (!noBody) {

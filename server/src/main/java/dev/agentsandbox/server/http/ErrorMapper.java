@@ -2,10 +2,13 @@ package dev.agentsandbox.server.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.agentsandbox.policy.config.ConfigProblem;
 import dev.agentsandbox.policy.config.InvalidConfigException;
+import dev.agentsandbox.runs.Refusal;
+import dev.agentsandbox.runs.RunNotFoundException;
+import dev.agentsandbox.runs.RunRefusedException;
 import dev.agentsandbox.store.StoreException;
 import dev.agentsandbox.store.VersionConflictException;
+import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +47,14 @@ public final class ErrorMapper {
               "save the document: someone else saved a newer version since it was read ("
                   + conflict.getMessage()
                   + "; GET it again, re-apply your change and send the new version)");
+      case RunRefusedException refused ->
+          new ApiException(
+              refusalStatus(refused.refusal()),
+              refused.refusal().code(),
+              refused.getMessage(),
+              refused.problems().isEmpty() ? Map.of() : Map.of("problems", refused.problems()));
+      case RunNotFoundException notFound ->
+          new ApiException(404, "run_not_found", notFound.getMessage());
       case StoreException store -> {
         LOG.warn("store failure: {}", store.getMessage());
         yield new ApiException(
@@ -70,7 +81,7 @@ public final class ErrorMapper {
     if (api.status() == 401) {
       response = response.withHeader("WWW-Authenticate", "Bearer realm=\"agent-sandbox\"");
     }
-    if (api.status() == 405 && api.details().get("allow") instanceof java.util.List<?> allow) {
+    if (api.status() == 405 && api.details().get("allow") instanceof List<?> allow) {
       response =
           response.withHeader(
               "Allow", String.join(", ", allow.stream().map(String::valueOf).toList()));
@@ -78,7 +89,14 @@ public final class ErrorMapper {
     return response;
   }
 
-  static String describe(ConfigProblem problem) {
-    return problem.toString();
+  /** The status of each refusal: the caller's mistake, the state of things, or this host. */
+  static int refusalStatus(Refusal refusal) {
+    return switch (refusal) {
+      case INVALID_REQUEST, ENV_REFUSED -> 400;
+      case AGENT_NOT_LISTED -> 404;
+      case SANDBOXES_DISABLED -> 409;
+      case TOO_MANY_RUNS -> 429;
+      case BACKEND_UNAVAILABLE, RUNTIME_CLASS_REQUIRED -> 503;
+    };
   }
 }

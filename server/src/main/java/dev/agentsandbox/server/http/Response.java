@@ -1,5 +1,7 @@
 package dev.agentsandbox.server.http;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -12,11 +14,31 @@ import java.util.Map;
  * @param headers extra headers (such as {@code ETag})
  * @param body the body
  */
-public record Response(int status, String contentType, Map<String, String> headers, byte[] body) {
+public record Response(
+    int status,
+    String contentType,
+    Map<String, String> headers,
+    byte[] body,
+    StreamingBody stream) {
   public static final String JSON = "application/json";
+
+  /** Writes a body whose length is not known up front (sent chunked). */
+  @FunctionalInterface
+  public interface StreamingBody {
+    void writeTo(OutputStream out) throws IOException;
+  }
 
   public Response {
     headers = Map.copyOf(headers);
+  }
+
+  public Response(int status, String contentType, Map<String, String> headers, byte[] body) {
+    this(status, contentType, headers, body, null);
+  }
+
+  /** A response whose body is written as it is produced, such as a run's live output. */
+  public static Response streaming(int status, String contentType, StreamingBody stream) {
+    return new Response(status, contentType, Map.of(), new byte[0], stream);
   }
 
   public static Response json(int status, byte[] body) {
@@ -31,6 +53,6 @@ public record Response(int status, String contentType, Map<String, String> heade
   public Response withHeader(String name, String value) {
     Map<String, String> more = new LinkedHashMap<>(headers);
     more.put(name, value);
-    return new Response(status, contentType, more, body);
+    return new Response(status, contentType, more, body, stream);
   }
 }

@@ -1,5 +1,8 @@
 package dev.agentsandbox.server.http;
 
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 
 /** The token scopes the API knows. */
@@ -21,9 +24,8 @@ public final class Scopes {
 
   /** Every scope, in the order documented. */
   public static final Set<String> ALL =
-      java.util.Collections.unmodifiableSet(
-          new java.util.LinkedHashSet<>(
-              java.util.List.of(READ, CONFIGURE, RUN, AUDIT_READ, GOVERNANCE_WEAKEN)));
+      Collections.unmodifiableSet(
+          new LinkedHashSet<>(List.of(READ, CONFIGURE, RUN, AUDIT_READ, GOVERNANCE_WEAKEN)));
 
   private Scopes() {}
 }

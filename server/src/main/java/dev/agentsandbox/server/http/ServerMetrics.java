@@ -5,6 +5,7 @@ import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.util.Map;
 
 /**
  * The control plane's metrics. Label values come from closed sets (route templates, status codes,
@@ -55,6 +56,6 @@ public final class ServerMetrics {
     PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     writer.write(out, registry.scrape());
-    return new Response(200, writer.getContentType(), java.util.Map.of(), out.toByteArray());
+    return new Response(200, writer.getContentType(), Map.of(), out.toByteArray());
   }
 }

@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Walks the audit chain in id order, page by page, and names every row that breaks it. Hashes are
@@ -29,8 +30,9 @@ public final class AuditVerifier {
   public VerifyResult verify(AuditHead anchor) {
     // The head is read first: rows appended while the walk runs lie beyond it and are checked as
     // links of the chain, but the head comparison concerns the row it named when it was read.
-    AuditHead storedHead = database.read("read the audit chain head", AuditVerifier::readHead);
-    Walk walk = new Walk(storedHead, anchor);
+    Optional<AuditHead> storedHead =
+        database.read("read the audit chain head", AuditVerifier::readHead);
+    Walk walk = new Walk(storedHead.orElse(null), anchor);
     boolean more = true;
     while (more) {
       long after = walk.lastId;
@@ -39,14 +41,14 @@ public final class AuditVerifier {
     return walk.result();
   }
 
-  private static AuditHead readHead(Connection connection) throws SQLException {
+  private static Optional<AuditHead> readHead(Connection connection) throws SQLException {
     try (PreparedStatement statement =
             connection.prepareStatement("SELECT last_id, last_hash FROM audit_head WHERE id = 1");
         ResultSet rows = statement.executeQuery()) {
-      if (!rows.next()) {
-        throw new SQLException("the audit_head row is missing (was the schema edited by hand?)");
+      if (!rows.next() || rows.getString("last_hash") == null) {
+        return Optional.empty();
       }
-      return new AuditHead(rows.getLong("last_id"), rows.getString("last_hash"));
+      return Optional.of(new AuditHead(rows.getLong("last_id"), rows.getString("last_hash")));
     }
   }
 
@@ -62,9 +64,15 @@ public final class AuditVerifier {
     private boolean storedHeadSeen;
     private boolean anchorSeen;
 
+    /** {@code storedHead} is null when the audit_head row is gone. */
     Walk(AuditHead storedHead, AuditHead anchor) {
       this.storedHead = storedHead;
       this.anchor = anchor;
+      if (storedHead == null) {
+        problem(
+            "the chain head row (audit_head) is missing: deleted by hand; the newest rows cannot"
+                + " be checked without an anchor");
+      }
     }
 
     /** Checks the next page; returns whether a full page was read (there may be more). */
@@ -127,7 +135,7 @@ public final class AuditVerifier {
       if (!recomputed.equals(hash)) {
         problem("row " + id + ": hash does not match the row's contents (edited)");
       }
-      if (id == storedHead.id()) {
+      if (storedHead != null && id == storedHead.id()) {
         storedHeadSeen = true;
         if (!storedHead.hash().equals(hash)) {
           problem("row " + id + ": hash differs from the one the chain head recorded (replaced)");
@@ -152,7 +160,7 @@ public final class AuditVerifier {
     }
 
     VerifyResult result() {
-      if (storedHead.id() > 0 && !storedHeadSeen) {
+      if (storedHead != null && storedHead.id() > 0 && !storedHeadSeen) {
         problem(
             "row "
                 + storedHead.id()

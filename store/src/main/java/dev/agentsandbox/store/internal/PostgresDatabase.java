@@ -37,6 +37,12 @@ public final class PostgresDatabase implements Database {
     config.setAutoCommit(true);
     config.setConnectionTimeout(10_000);
     config.setInitializationFailTimeout(10_000);
+    // A server or role configured with synchronous_commit=off acknowledges commits before they are
+    // on disk, so an audit row could be lost in a crash (DESIGN invariant 10). Upgrade only "off":
+    // "local", "remote_write" and "remote_apply" are at least as durable and stay as configured.
+    config.setConnectionInitSql(
+        "SELECT set_config('synchronous_commit', CASE current_setting('synchronous_commit')"
+            + " WHEN 'off' THEN 'on' ELSE current_setting('synchronous_commit') END, false)");
     // READ COMMITTED (the default) is enough: the only read-modify-write paths are the audit head,
     // which is locked FOR UPDATE, and config versions, guarded by their primary key.
     return new PostgresDatabase(url.redacted(), new HikariDataSource(config));

@@ -1,0 +1,127 @@
+package dev.agentsandbox.cli;
+
+import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.SandboxBackend;
+import dev.agentsandbox.backend.docker.DockerBackend;
+import dev.agentsandbox.backend.docker.DockerBackendConfig;
+import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.backend.k8s.KubernetesBackend;
+import dev.agentsandbox.backend.k8s.KubernetesBackendConfig;
+import dev.agentsandbox.backend.k8s.LeaderElectedReaper;
+import dev.agentsandbox.policy.net.InternalRanges;
+import dev.agentsandbox.policy.net.IpLiteral;
+import dev.agentsandbox.runs.OperatorEgress;
+import dev.agentsandbox.runs.RunSettings;
+import dev.agentsandbox.server.RunWiring;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/** Builds what {@code serve} runs sandboxes with from its options, and says what it found. */
+final class Backends {
+  private Backends() {}
+
+  static RunWiring wiring(ServeCommand options, PrintWriter out) {
+    String instance = instanceId(options.instanceId);
+    OperatorEgress operator = operator(options.internalCidrs, options.proxyHosts);
+    List<SandboxBackend> backends = new ArrayList<>();
+    Function<Runnable, AutoCloseable> reaping =
+        RunWiring.every(Duration.ofSeconds(Math.max(1, options.reapEverySeconds)));
+    if (options.kubernetes) {
+      KubernetesClient client = new KubernetesClientBuilder().build();
+      backends.add(
+          new KubernetesBackend(
+              client,
+              KubernetesBackendConfig.defaults(options.proxyImage, options.k8sNamespace),
+              Clock.systemUTC()));
+      // Replicas share one cluster: only the holder of the Lease reaps.
+      reaping =
+          pass -> {
+            LeaderElectedReaper elected =
+                new LeaderElectedReaper(
+                    client,
+                    options.k8sNamespace,
+                    instance,
+                    new LeaderElectedReaper.Timings(
+                        Duration.ofSeconds(15),
+                        Duration.ofSeconds(10),
+                        Duration.ofSeconds(2),
+                        Duration.ofSeconds(Math.max(1, options.reapEverySeconds))),
+                    pass);
+            elected.start();
+            return elected;
+          };
+    }
+    backends.add(
+        new DockerBackend(
+            DockerClients.fromEnvironment(),
+            DockerBackendConfig.defaults().withProxyImage(options.proxyImage)));
+    for (SandboxBackend backend : backends) {
+      Probe probe = backend.probe();
+      out.println(
+          "backend "
+              + backend.name()
+              + ": "
+              + (probe.available()
+                  ? "available, " + probe.runtime() + " (" + probe.isolation() + ")"
+                  : "unavailable")
+              + " - "
+              + probe.detail());
+    }
+    return new RunWiring(backends, operator, RunSettings.defaults(instance), reaping);
+  }
+
+  static OperatorEgress operator(List<String> internalCidrs, List<String> proxyHosts) {
+    try {
+      InternalRanges.parse(internalCidrs);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--internal-cidr: " + e.getMessage(), e);
+    }
+    Map<String, List<String>> hosts = new LinkedHashMap<>();
+    for (String mapping : proxyHosts) {
+      int eq = mapping.indexOf('=');
+      if (eq <= 0 || eq == mapping.length() - 1) {
+        throw new IllegalArgumentException(
+            "--proxy-host "
+                + mapping
+                + ": expected NAME=IP[,IP...], such as mirror.internal=10.0.0.5");
+      }
+      List<String> addresses = Arrays.asList(mapping.substring(eq + 1).split(","));
+      for (String address : addresses) {
+        try {
+          IpLiteral.parse(address);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(
+              "--proxy-host " + mapping + ": '" + address + "' is not an IP address", e);
+        }
+      }
+      hosts.put(mapping.substring(0, eq).toLowerCase(java.util.Locale.ROOT), addresses);
+    }
+    return new OperatorEgress(internalCidrs, hosts);
+  }
+
+  private static String instanceId(String option) {
+    if (option != null && !option.isBlank()) {
+      return option;
+    }
+    String env = System.getenv("AGENT_SANDBOX_INSTANCE_ID");
+    if (env != null && !env.isBlank()) {
+      return env;
+    }
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (UnknownHostException e) {
+      return "control-plane";
+    }
+  }
+}

@@ -1,0 +1,192 @@
+package dev.agentsandbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.dockerjava.api.DockerClient;
+import dev.agentsandbox.backend.Labels;
+import dev.agentsandbox.backend.docker.DockerClients;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A control plane killed with SIGKILL in the middle of a run leaves its containers and network
+ * behind and the run marked live; the next start of the same instance marks the run failed and its
+ * reaper removes everything the run left. The real packaged jar, a real process, a real daemon.
+ */
+class ServeCrashIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
+  private static final String BASE = "/api/admin/platform/agent-sandbox";
+  private final HttpClient http = HttpClient.newHttpClient();
+  private Process serve;
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    if (serve != null && serve.isAlive()) {
+      serve.destroy();
+      serve.waitFor(60, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void theNextStartRecoversTheRunAndReapsWhatTheKilledOneLeft() throws Exception {
+    Path jar = Path.of("target", "agent-sandbox.jar");
+    assertThat(jar).as("the packaged CLI jar (failsafe runs after package)").exists();
+    DockerClient docker = DockerClients.fromEnvironment();
+    Path data = Files.createTempDirectory("asb-crash-it");
+    String db = "jdbc:sqlite:" + data.resolve("store.db");
+
+    String base = startServe(jar, data, db);
+    String token = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
+    JsonNode put =
+        send(
+            "PUT",
+            base + BASE,
+            token,
+            "{\"enabled\": true, \"backend\": \"docker\", \"reason\": \"ServeCrashIT\","
+                + " \"agents\": {\"crash\": {\"allow\": [], \"image\": \"agent-sandbox/workload:dev\","
+                + " \"ttl_seconds\": 600}}}");
+    assertThat(put.path("version").asLong()).as(put.toString()).isEqualTo(1);
+    JsonNode started =
+        send(
+            "POST",
+            base + BASE + "/runs",
+            token,
+            "{\"agent\": \"crash\", \"command\": [\"sh\", \"-c\", \"sleep 600\"]}");
+    String runId = started.path("run_id").asText();
+    Instant until = Instant.now().plusSeconds(120);
+    while (!send("GET", base + BASE + "/runs/" + runId, token, null)
+        .path("status")
+        .asText()
+        .equals("running")) {
+      if (Instant.now().isAfter(until)) {
+        fail("run " + runId + " did not start within 120 s");
+      }
+      Thread.sleep(250);
+    }
+    assertThat(resourcesOf(docker, runId)).isNotEmpty();
+
+    serve.destroyForcibly(); // SIGKILL: no shutdown hook, no teardown
+    assertThat(serve.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(resourcesOf(docker, runId))
+        .as("left behind by the killed control plane")
+        .isNotEmpty();
+
+    base = startServe(jar, data, db);
+    Instant reaped = Instant.now().plusSeconds(120);
+    while (!resourcesOf(docker, runId).isEmpty() && Instant.now().isBefore(reaped)) {
+      Thread.sleep(500);
+    }
+    assertThat(resourcesOf(docker, runId)).as("reaped after the restart").isEmpty();
+    JsonNode run = send("GET", base + BASE + "/runs/" + runId, token, null);
+    assertThat(run.path("status").asText()).as(run.toString()).isEqualTo("failed");
+    String audit =
+        send("GET", base + "/api/admin/platform/audit?run=" + runId, token, null).toString();
+    assertThat(audit)
+        .contains("agent_sandbox.launch")
+        .contains("recovery")
+        .contains("\"by\":\"reaper\"");
+  }
+
+  private String startServe(Path jar, Path data, String db)
+      throws IOException, InterruptedException {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    serve =
+        new ProcessBuilder(
+                java,
+                "-jar",
+                jar.toString(),
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--db",
+                db,
+                "--data-dir",
+                data.toString(),
+                "--instance-id",
+                "crash-it",
+                "--reap-every",
+                "2")
+            .redirectErrorStream(true)
+            .start();
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
+    Instant until = Instant.now().plusSeconds(120);
+    String line;
+    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
+      Matcher m = LISTENING.matcher(line);
+      if (m.find()) {
+        Thread.ofVirtual().start(() -> drain(out));
+        return m.group(1);
+      }
+    }
+    fail("serve did not say where it listens within 120 s");
+    return null;
+  }
+
+  private static void drain(BufferedReader out) {
+    try {
+      while (out.readLine() != null) {
+        // Keeps the child's pipe from filling; its log is not under test here.
+      }
+    } catch (IOException e) {
+      // The process ended.
+    }
+  }
+
+  private JsonNode send(String method, String url, String token, String body) throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(url))
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + token);
+    if (body == null) {
+      request.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      request
+          .header("Content-Type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(body));
+    }
+    HttpResponse<String> response =
+        http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode())
+        .as(method + " " + url + ": " + response.body())
+        .isBetween(200, 299);
+    return JSON.readTree(response.body());
+  }
+
+  private static List<String> resourcesOf(DockerClient docker, String runId) {
+    List<String> found = new java.util.ArrayList<>();
+    docker
+        .listContainersCmd()
+        .withShowAll(true)
+        .withLabelFilter(Map.of(Labels.RUN_ID, runId))
+        .exec()
+        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
+    docker
+        .listNetworksCmd()
+        .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
+        .exec()
+        .forEach(n -> found.add("network " + n.getName()));
+    return found;
+  }
+}

@@ -1,0 +1,104 @@
+package dev.agentsandbox.runs;
+
+import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxBackend;
+import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.store.RunRecord;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
+
+/**
+ * One run this control plane launched: its spec, its backend, its live output and decisions, and
+ * the sandbox handle once launched. Kill requests that arrive before the sandbox exists are kept
+ * and applied the moment it does.
+ */
+final class LiveRun {
+  final RunSpec spec;
+  final String actor;
+  final SandboxBackend backend;
+  final Probe probe;
+  final RunOutput output;
+  final EgressRecorder egress;
+  final CompletableFuture<RunRecord> done = new CompletableFuture<>();
+  private RunRecord record;
+  private Sandbox sandbox;
+  private boolean killRequested;
+  private String detail = "";
+
+  LiveRun(
+      RunSpec spec,
+      String actor,
+      SandboxBackend backend,
+      Probe probe,
+      RunOutput output,
+      EgressRecorder egress,
+      RunRecord record) {
+    this.spec = spec;
+    this.actor = actor;
+    this.backend = backend;
+    this.probe = probe;
+    this.output = output;
+    this.egress = egress;
+    this.record = record;
+  }
+
+  String runId() {
+    return spec.runId();
+  }
+
+  SandboxListener listener() {
+    return new SandboxListener() {
+      @Override
+      public void onOutput(byte[] chunk) {
+        output.append(chunk);
+      }
+
+      @Override
+      public void onEgressDecision(String jsonLine) {
+        egress.accept(jsonLine);
+      }
+    };
+  }
+
+  synchronized void attach(Sandbox launched) {
+    this.sandbox = launched;
+    if (killRequested) {
+      launched.kill();
+    }
+  }
+
+  /** Asks for the run to stop; returns false when it had already ended. */
+  synchronized boolean kill() {
+    if (done.isDone()) {
+      return false;
+    }
+    killRequested = true;
+    if (sandbox != null) {
+      sandbox.kill();
+    }
+    return true;
+  }
+
+  synchronized boolean killRequested() {
+    return killRequested;
+  }
+
+  synchronized RunRecord record() {
+    return record;
+  }
+
+  synchronized RunRecord update(UnaryOperator<RunRecord> change) {
+    record = change.apply(record);
+    return record;
+  }
+
+  synchronized String detail() {
+    return detail;
+  }
+
+  synchronized void detail(String text) {
+    this.detail = text;
+  }
+}

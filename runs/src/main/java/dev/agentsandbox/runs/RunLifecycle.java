@@ -1,0 +1,223 @@
+package dev.agentsandbox.runs;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.agentsandbox.backend.Completion;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.store.AuditEvent;
+import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.Store;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One run from launch to teardown, on its own thread: launch, wait to the deadline, collect, record
+ * how it ended, tear down on every path, and audit each step.
+ */
+final class RunLifecycle {
+  static final String FAILURE = "agent_sandbox.failure";
+  static final String TIMEOUT = "agent_sandbox.timeout";
+  static final String TEARDOWN = "agent_sandbox.teardown";
+  static final Set<String> ACTIVE = Set.of("pending", "running");
+  private static final Logger LOG = LoggerFactory.getLogger(RunLifecycle.class);
+
+  private final Store store;
+  private final Clock clock;
+  private final ObjectMapper json;
+  private final Consumer<LiveRun> retire;
+
+  RunLifecycle(Store store, Clock clock, ObjectMapper json, Consumer<LiveRun> retire) {
+    this.store = store;
+    this.clock = clock;
+    this.json = json;
+    this.retire = retire;
+  }
+
+  void execute(LiveRun run, Instant deadline) {
+    Completion completion;
+    Sandbox sandbox = null;
+    String stage = "launch";
+    try {
+      sandbox = run.backend.launch(run.spec, run.listener());
+      run.attach(sandbox);
+      String runtime = sandbox.runtime();
+      Instant started = clock.instant();
+      store
+          .runs()
+          .update(
+              run.update(
+                  r ->
+                      new RunRecord(
+                          r.runId(),
+                          r.agent(),
+                          r.backend(),
+                          runtime,
+                          "running",
+                          r.command(),
+                          r.createdAt(),
+                          started,
+                          null,
+                          null,
+                          null,
+                          null,
+                          r.expiresAt(),
+                          r.owner())));
+      stage = "await";
+      completion = sandbox.await(deadline);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      completion =
+          new Completion(
+              Completion.End.ERROR,
+              OptionalInt.empty(),
+              "the control plane stopped waiting for the run (it is shutting down)");
+    } catch (RuntimeException e) {
+      LOG.warn("run {} failed at {}: {}", run.runId(), stage, e.getMessage());
+      completion =
+          new Completion(
+              Completion.End.ERROR, OptionalInt.empty(), stage + ": " + bounded(e.getMessage()));
+    }
+    String teardownProblem = null;
+    if (sandbox != null) {
+      try {
+        sandbox.teardown();
+      } catch (RuntimeException e) {
+        teardownProblem = bounded(e.getMessage());
+        LOG.warn("run {}: teardown failed: {}", run.runId(), teardownProblem);
+      }
+    }
+    run.output.close();
+    try {
+      finish(run, completion, sandbox != null, teardownProblem);
+    } catch (RuntimeException e) {
+      LOG.error("run {}: recording its end failed: {}", run.runId(), e.getMessage());
+      retire.accept(run);
+      run.done.completeExceptionally(e);
+    }
+  }
+
+  private void finish(
+      LiveRun run, Completion completion, boolean launched, String teardownProblem) {
+    // A kill that races the workload's own exit is reported as a kill: the operator asked.
+    Completion.End end =
+        run.killRequested() && completion.end() != Completion.End.DEADLINE
+            ? Completion.End.KILLED
+            : completion.end();
+    String status =
+        switch (end) {
+          case EXIT -> "exited";
+          case DEADLINE -> "deadline";
+          case KILLED -> "killed";
+          case ERROR -> "failed";
+        };
+    String endReason = end.name().toLowerCase(java.util.Locale.ROOT);
+    Instant ended = clock.instant();
+    Integer exit = completion.exitStatus().isPresent() ? completion.exitStatus().getAsInt() : null;
+    String tail = run.output.tail();
+    run.detail(completion.detail());
+    RunRecord record =
+        run.update(
+            r ->
+                new RunRecord(
+                    r.runId(),
+                    r.agent(),
+                    r.backend(),
+                    r.runtime(),
+                    status,
+                    r.command(),
+                    r.createdAt(),
+                    r.startedAt(),
+                    ended,
+                    exit,
+                    endReason,
+                    tail,
+                    r.expiresAt(),
+                    r.owner()));
+    if (end == Completion.End.DEADLINE) {
+      ObjectNode data = json.createObjectNode();
+      data.put("ttl_seconds", run.spec.ttl().toSeconds());
+      data.put("detail", completion.detail());
+      store.audit().append(new AuditEvent(TIMEOUT, run.actor, run.spec.agent(), run.runId(), data));
+    } else if (end == Completion.End.ERROR) {
+      ObjectNode data = json.createObjectNode();
+      data.put("stage", launched ? "run" : "launch");
+      data.put("message", completion.detail());
+      store.audit().append(new AuditEvent(FAILURE, run.actor, run.spec.agent(), run.runId(), data));
+    }
+    store.runs().update(record);
+    ObjectNode data = json.createObjectNode();
+    data.put("end", endReason);
+    if (exit != null) {
+      data.put("exit_status", exit);
+    }
+    data.put("backend", record.backend());
+    data.put("runtime", record.runtime());
+    data.put("removed", launched && teardownProblem == null);
+    if (!launched) {
+      data.put("note", "the launch failed; the backend removed what it had created");
+    }
+    if (teardownProblem != null) {
+      data.put("problem", teardownProblem + " (the reaper removes what is left)");
+    }
+    data.put("output_bytes", run.output.totalBytes());
+    data.put("egress_decisions", run.egress.decisions().size() + run.egress.dropped());
+    store.audit().append(new AuditEvent(TEARDOWN, run.actor, run.spec.agent(), run.runId(), data));
+    retire.accept(run);
+    run.done.complete(record);
+  }
+
+  /** Marks runs this instance left live, or whose expiry passed, as failed. */
+  int recover(String instanceId, Set<String> liveHere) {
+    Instant now = clock.instant();
+    int recovered = 0;
+    for (RunRecord r : store.runs().active()) {
+      if (liveHere.contains(r.runId())) {
+        continue;
+      }
+      boolean mine = instanceId.equals(r.owner());
+      if (!mine && r.expiresAt().isAfter(now)) {
+        continue;
+      }
+      String why =
+          mine
+              ? "the control plane that owned the run stopped while the run was live"
+              : "the run outlived its expiry without its control plane recording an end";
+      ObjectNode data = json.createObjectNode();
+      data.put("stage", "recovery");
+      data.put("message", why);
+      store.audit().append(new AuditEvent(FAILURE, "control-plane", r.agent(), r.runId(), data));
+      store
+          .runs()
+          .update(
+              new RunRecord(
+                  r.runId(),
+                  r.agent(),
+                  r.backend(),
+                  r.runtime(),
+                  "failed",
+                  r.command(),
+                  r.createdAt(),
+                  r.startedAt(),
+                  now,
+                  r.exitStatus(),
+                  "error",
+                  r.outputTail(),
+                  r.expiresAt(),
+                  r.owner()));
+      recovered++;
+    }
+    return recovered;
+  }
+
+  static String bounded(String message) {
+    if (message == null) {
+      return "(no detail)";
+    }
+    return message.length() > 500 ? message.substring(0, 500) + "..." : message;
+  }
+}

@@ -1,0 +1,176 @@
+package dev.agentsandbox.server.run;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.agentsandbox.runs.RunIds;
+import dev.agentsandbox.runs.RunOutput;
+import dev.agentsandbox.runs.RunRequest;
+import dev.agentsandbox.runs.RunService;
+import dev.agentsandbox.server.http.ApiException;
+import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.server.http.Request;
+import dev.agentsandbox.server.http.Response;
+import dev.agentsandbox.store.RunRecord;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The run endpoints: {@code plan}, {@code run} (waits for the end), and the asynchronous {@code
+ * runs} collection with its output stream and kill.
+ */
+public final class RunEndpoints {
+  /** How long an output follower waits for new lines before it writes what it has. */
+  private static final long FOLLOW_POLL_MILLIS = 1000;
+
+  private final RunService runs;
+  private final ObjectMapper mapper;
+  private final YAMLMapper yaml = new YAMLMapper();
+
+  public RunEndpoints(RunService runs, ObjectMapper mapper) {
+    this.runs = runs;
+    this.mapper = mapper;
+  }
+
+  /** {@code POST .../plan}: what a run would create; YAML with {@code Accept: application/yaml}. */
+  public Response plan(Request request) throws IOException {
+    RunRequest run = RunRequestReader.read(request.jsonBody());
+    ObjectNode plan = runs.plan(run);
+    String accept = request.header("Accept").orElse("").toLowerCase(Locale.ROOT);
+    if (accept.contains("application/yaml") || accept.contains("application/x-yaml")) {
+      return Response.text(200, "application/yaml", yaml.writeValueAsString(plan));
+    }
+    return Response.json(200, Json.bytes(mapper, plan));
+  }
+
+  /** {@code POST .../run}: runs and answers when the run has ended. */
+  public Response run(Request request) throws IOException {
+    RunRequest run = RunRequestReader.read(request.jsonBody());
+    try {
+      return Response.json(200, Json.bytes(mapper, runs.run(request.principal().name(), run)));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted while waiting for the run");
+    }
+  }
+
+  /** {@code POST .../runs}: starts a run and answers 202 at once with its id. */
+  public Response start(Request request) throws IOException {
+    RunRequest run = RunRequestReader.read(request.jsonBody());
+    String runId = runs.start(request.principal().name(), run);
+    ObjectNode body = mapper.createObjectNode();
+    body.put("run_id", runId);
+    body.put("status", "pending");
+    String self = RunRoutes.RUNS + "/" + runId;
+    body.put("href", self);
+    body.put("output", self + "/output");
+    return Response.json(202, Json.bytes(mapper, body)).withHeader("Location", self);
+  }
+
+  /** {@code GET .../runs}: the newest runs. */
+  public Response list(Request request) {
+    request.onlyQueryParams(Set.of("limit"));
+    int limit = limit(request.query().get("limit"));
+    ArrayNode list = mapper.createArrayNode();
+    for (RunRecord record : runs.recent(limit)) {
+      ObjectNode item = list.addObject();
+      item.put("run_id", record.runId());
+      item.put("agent", record.agent());
+      item.put("status", record.status());
+      item.put("backend", record.backend());
+      item.put("created_at", record.createdAt().toString());
+      item.put("ended_at", record.endedAt() == null ? null : record.endedAt().toString());
+    }
+    ObjectNode body = mapper.createObjectNode();
+    body.set("runs", list);
+    return Response.json(200, Json.bytes(mapper, body));
+  }
+
+  /** {@code GET .../runs/{id}}: the run's state and, once ended, its result. */
+  public Response get(Request request) {
+    request.onlyQueryParams(Set.of());
+    return Response.json(200, Json.bytes(mapper, runs.view(runId(request))));
+  }
+
+  /** {@code DELETE .../runs/{id}}: kills a live run. */
+  public Response kill(Request request) {
+    String id = runId(request);
+    boolean killing = runs.kill(request.principal().name(), id);
+    if (!killing) {
+      throw new ApiException(
+          409, "run_ended", "kill run " + id + ": it has already ended (GET it for the result)");
+    }
+    ObjectNode body = mapper.createObjectNode();
+    body.put("run_id", id);
+    body.put("status", "killing");
+    return Response.json(202, Json.bytes(mapper, body));
+  }
+
+  /**
+   * {@code GET .../runs/{id}/output}: the run's redacted output as plain text, streamed until the
+   * run ends. Lines that left the retained tail before they were read are announced, not lost
+   * silently.
+   */
+  public Response output(Request request) {
+    request.onlyQueryParams(Set.of());
+    RunOutput output = runs.output(runId(request));
+    return Response.streaming(200, "text/plain; charset=utf-8", out -> follow(output, out));
+  }
+
+  private static void follow(RunOutput output, OutputStream out) throws IOException {
+    long seq = 0;
+    while (true) {
+      RunOutput.Chunk chunk;
+      try {
+        chunk = output.read(seq, FOLLOW_POLL_MILLIS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      if (chunk.skippedLines() > 0) {
+        out.write(
+            ("[agent-sandbox: " + chunk.skippedLines() + " lines left the retained tail unread]\n")
+                .getBytes(StandardCharsets.UTF_8));
+      }
+      for (String line : chunk.lines()) {
+        out.write(line.getBytes(StandardCharsets.UTF_8));
+      }
+      out.flush();
+      seq = chunk.nextSeq();
+      if (chunk.finished()) {
+        return;
+      }
+    }
+  }
+
+  private static String runId(Request request) {
+    String id = request.pathParam("id");
+    if (!RunIds.valid(id)) {
+      throw new ApiException(
+          404,
+          "run_not_found",
+          "find run: the id is not a run id (ids are lower-case letters and digits)");
+    }
+    return id;
+  }
+
+  private static int limit(String raw) {
+    if (raw == null) {
+      return 50;
+    }
+    try {
+      int limit = Integer.parseInt(raw);
+      if (limit >= 1 && limit <= 500) {
+        return limit;
+      }
+    } catch (NumberFormatException e) {
+      // Falls through to the same answer as an out-of-range number.
+    }
+    throw ApiException.badRequest("limit must be a whole number from 1 to 500");
+  }
+}

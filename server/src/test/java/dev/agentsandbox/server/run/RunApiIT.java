@@ -1,0 +1,343 @@
+package dev.agentsandbox.server.run;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.dockerjava.api.DockerClient;
+import dev.agentsandbox.backend.Labels;
+import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.docker.DockerBackend;
+import dev.agentsandbox.backend.docker.DockerBackendConfig;
+import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.runs.OperatorEgress;
+import dev.agentsandbox.runs.RunSettings;
+import dev.agentsandbox.server.AgentSandboxServer;
+import dev.agentsandbox.server.RunWiring;
+import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.store.Store;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The run API end to end: a real server on loopback, a real SQLite store, the real Docker backend
+ * with the locally built proxy and workload images, and an upstream on this host that only the
+ * allow-list reaches. Each test asserts the response, the audit rows and that nothing labelled is
+ * left behind.
+ */
+class RunApiIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String BASE = "/api/admin/platform/agent-sandbox";
+  private static final String IMAGE = "agent-sandbox/workload:dev";
+
+  private static UpstreamDrill upstream;
+  private static Path dataDir;
+  private static Store store;
+  private static AgentSandboxServer server;
+  private static DockerClient docker;
+  private static String admin;
+  private static String instanceId;
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+  @BeforeAll
+  static void start() throws Exception {
+    docker = DockerClients.fromEnvironment();
+    Probe probe = new DockerBackend(docker, DockerBackendConfig.defaults()).probe();
+    if (!probe.available()) {
+      fail(
+          "RunApiIT needs a Docker daemon: "
+              + probe.detail()
+              + " (scripts/services/docker.sh start)");
+    }
+    for (String image : List.of(IMAGE, DockerBackendConfig.DEFAULT_PROXY_IMAGE)) {
+      try {
+        docker.inspectImageCmd(image).exec();
+      } catch (RuntimeException e) {
+        fail("RunApiIT needs image " + image + " (run images/build.sh)");
+      }
+    }
+    upstream = UpstreamDrill.start();
+    dataDir = Files.createTempDirectory("asb-run-it");
+    store = Store.open("jdbc:sqlite:" + dataDir.resolve("it.db"));
+    instanceId = "runapiit" + System.nanoTime();
+    server = startServer();
+    admin = store.tokens().create("it-admin", Scopes.ALL, null).secret();
+    JsonNode put =
+        call(
+            "PUT",
+            BASE,
+            """
+            {"enabled": true, "backend": "docker", "reason": "RunApiIT",
+             "agents": {
+               "helper": {"allow": ["upstream.test:%d"], "image": "%s", "ttl_seconds": 120,
+                          "resources": {"cpus": 1, "memory_mb": 256, "pids": 128}},
+               "slow": {"allow": [], "image": "%s", "ttl_seconds": 3}}}
+            """
+                .formatted(upstream.port(), IMAGE, IMAGE),
+            "If-Match",
+            "\"0\"");
+    assertThat(put.path("version").asLong()).as(put.toString()).isEqualTo(1);
+  }
+
+  private static AgentSandboxServer startServer() {
+    return AgentSandboxServer.start(
+        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+        store,
+        new RunWiring(
+            List.of(new DockerBackend(docker, DockerBackendConfig.defaults())),
+            new OperatorEgress(
+                List.of(UpstreamDrill.ADDRESS + "/32"),
+                Map.of("upstream.test", List.of(UpstreamDrill.ADDRESS))),
+            RunSettings.defaults(instanceId),
+            RunWiring.every(Duration.ofHours(1))));
+  }
+
+  @AfterEach
+  void nothingLabelledIsLeft() throws InterruptedException {
+    // Teardown is synchronous before a run's end is recorded; allow the daemon a moment anyway.
+    Instant until = Instant.now().plusSeconds(30);
+    while (!ours().isEmpty() && Instant.now().isBefore(until)) {
+      Thread.sleep(200);
+    }
+    assertThat(ours()).as("labelled containers and networks of this test's runs").isEmpty();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (server != null) {
+      server.close();
+    }
+    if (store != null) {
+      store.close();
+    }
+    if (upstream != null) {
+      upstream.close();
+    }
+  }
+
+  @Test
+  void planShowsTheBackendTheEffectiveListAndEveryObjectAndCreatesNothing() throws Exception {
+    JsonNode plan =
+        call(
+            "POST",
+            BASE + "/plan",
+            "{\"agent\": \"helper\", \"command\": [\"python\", \"job.py\"]}");
+    assertThat(plan.path("backend").asText()).isEqualTo("docker");
+    assertThat(plan.path("runtime").asText()).isIn("runsc", "runc");
+    assertThat(plan.path("effective_allow").toString())
+        .contains("upstream.test:" + upstream.port());
+    assertThat(plan.path("manifests").size()).isGreaterThanOrEqualTo(3);
+    assertThat(ours()).isEmpty();
+    HttpResponse<String> yaml =
+        send(
+            request("POST", BASE + "/plan", "{\"agent\": \"helper\", \"command\": [\"true\"]}")
+                .header("Accept", "application/yaml"));
+    assertThat(yaml.statusCode()).isEqualTo(200);
+    assertThat(yaml.headers().firstValue("Content-Type").orElse("")).startsWith("application/yaml");
+    assertThat(yaml.body()).contains("manifests:").contains("backend: \"docker\"");
+  }
+
+  @Test
+  void aRunReachesItsAllowedHostIsRefusedElsewhereAndIsAudited() throws Exception {
+    String script =
+        "curl -sS -m 20 http://upstream.test:"
+            + upstream.port()
+            + "/; echo; curl -sS -m 20 -o /dev/null -w 'denied=%{http_code}' http://denied.test:"
+            + upstream.port()
+            + "/; echo; exit 3";
+    JsonNode result =
+        call(
+            "POST",
+            BASE + "/run",
+            JSON.writeValueAsString(
+                Map.of("agent", "helper", "command", List.of("sh", "-c", script))));
+    assertThat(result.path("end").asText()).as(result.toString()).isEqualTo("exit");
+    assertThat(result.path("status").asText()).isEqualTo("exited");
+    assertThat(result.path("exit_status").asInt()).isEqualTo(3);
+    assertThat(result.path("output_tail").asText())
+        .contains(UpstreamDrill.BODY)
+        .contains("denied=403");
+    List<String> decisions = new ArrayList<>();
+    result
+        .path("egress")
+        .forEach(d -> decisions.add(d.path("decision").asText() + " " + d.path("host").asText()));
+    assertThat(decisions).contains("allow upstream.test", "deny denied.test");
+    String runId = result.path("run_id").asText();
+    List<String> types = auditTypes(runId);
+    assertThat(types)
+        .containsSubsequence(
+            "agent_sandbox.launch",
+            "agent_sandbox.egress.allow",
+            "agent_sandbox.egress.deny",
+            "agent_sandbox.teardown");
+    assertThat(types).doesNotContain("agent_sandbox.failure", "agent_sandbox.timeout");
+  }
+
+  @Test
+  void envValuesAndCredentialsNeverReachTheTailOrTheAudit() throws Exception {
+    String secret = "tok-9f8e7d6c5b4a";
+    JsonNode result =
+        call(
+            "POST",
+            BASE + "/run",
+            JSON.writeValueAsString(
+                Map.of(
+                    "agent", "helper",
+                    "command",
+                        List.of(
+                            "sh",
+                            "-c",
+                            "echo value=$API_TOKEN; echo ghp_0123456789abcdefghijklmnopqrstuvwxyz"),
+                    "env", Map.of("API_TOKEN", secret))));
+    assertThat(result.path("exit_status").asInt()).as(result.toString()).isZero();
+    assertThat(result.path("output_tail").asText())
+        .doesNotContain(secret)
+        .doesNotContain("ghp_0123")
+        .contains("[REDACTED]");
+    JsonNode audit =
+        call("GET", "/api/admin/platform/audit?run=" + result.path("run_id").asText(), null);
+    assertThat(audit.toString()).doesNotContain(secret).doesNotContain(admin).contains("API_TOKEN");
+  }
+
+  @Test
+  void aRunThatNeverEndsDiesAtItsDeadline() throws Exception {
+    JsonNode result =
+        call(
+            "POST",
+            BASE + "/run",
+            "{\"agent\": \"slow\", \"command\": [\"sh\", \"-c\", \"while true; do :; done\"]}");
+    assertThat(result.path("end").asText()).as(result.toString()).isEqualTo("deadline");
+    assertThat(result.path("status").asText()).isEqualTo("deadline");
+    assertThat(auditTypes(result.path("run_id").asText()))
+        .containsSubsequence(
+            "agent_sandbox.launch", "agent_sandbox.timeout", "agent_sandbox.teardown");
+  }
+
+  @Test
+  void anAsynchronousRunStreamsItsOutputAndCanBeKilled() throws Exception {
+    HttpResponse<String> started =
+        send(
+            request(
+                "POST",
+                BASE + "/runs",
+                "{\"agent\": \"helper\", \"command\": [\"sh\", \"-c\", \"echo started; sleep 300\"]}"));
+    assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
+    String runId = JSON.readTree(started.body()).path("run_id").asText();
+    assertThat(started.headers().firstValue("Location")).hasValue(BASE + "/runs/" + runId);
+    Instant until = Instant.now().plusSeconds(90);
+    String status = "";
+    while (Instant.now().isBefore(until)) {
+      status = call("GET", BASE + "/runs/" + runId, null).path("status").asText();
+      if (!status.equals("pending")) {
+        break;
+      }
+      Thread.sleep(250);
+    }
+    assertThat(status).isEqualTo("running");
+    HttpResponse<String> killed = send(request("DELETE", BASE + "/runs/" + runId, null));
+    assertThat(killed.statusCode()).as(killed.body()).isEqualTo(202);
+    HttpResponse<String> output = send(request("GET", BASE + "/runs/" + runId + "/output", null));
+    assertThat(output.statusCode()).isEqualTo(200);
+    assertThat(output.body()).contains("started");
+    JsonNode done = call("GET", BASE + "/runs/" + runId, null);
+    assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("killed");
+    assertThat(done.path("end").asText()).isEqualTo("killed");
+    HttpResponse<String> again = send(request("DELETE", BASE + "/runs/" + runId, null));
+    assertThat(again.statusCode()).isEqualTo(409);
+    assertThat(auditTypes(runId)).contains("agent_sandbox.kill", "agent_sandbox.teardown");
+  }
+
+  @Test
+  void refusalsAreClearAndAudited() throws Exception {
+    HttpResponse<String> env =
+        send(
+            request(
+                "POST",
+                BASE + "/run",
+                "{\"agent\": \"helper\", \"command\": [\"true\"], \"env\": {\"https_proxy\": \"http://evil:1\", \"LD_PRELOAD\": \"/x.so\"}}"));
+    assertThat(env.statusCode()).isEqualTo(400);
+    JsonNode envBody = JSON.readTree(env.body());
+    assertThat(envBody.path("error").asText()).isEqualTo("env_refused");
+    assertThat(envBody.path("problems").toString())
+        .contains("env.https_proxy")
+        .contains("env.LD_PRELOAD");
+    HttpResponse<String> unknown =
+        send(request("POST", BASE + "/run", "{\"agent\": \"stranger\", \"command\": [\"true\"]}"));
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(JSON.readTree(unknown.body()).path("error").asText()).isEqualTo("agent_not_listed");
+    JsonNode refused =
+        call("GET", "/api/admin/platform/audit?type=agent_sandbox.refused&limit=100", null);
+    assertThat(refused.toString()).contains("env_refused").contains("agent_not_listed");
+  }
+
+  private static List<String> auditTypes(String runId) throws Exception {
+    JsonNode rows = call("GET", "/api/admin/platform/audit?run=" + runId + "&limit=1000", null);
+    List<String> types = new ArrayList<>();
+    rows.path("rows").forEach(row -> types.add(row.path("type").asText()));
+    return types;
+  }
+
+  /** Labelled containers and networks of runs this test class started. */
+  private static List<String> ours() {
+    List<String> found = new ArrayList<>();
+    docker
+        .listContainersCmd()
+        .withShowAll(true)
+        .withLabelFilter(Map.of(Labels.MANAGED_BY, Labels.MANAGER))
+        .exec()
+        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
+    docker
+        .listNetworksCmd()
+        .withFilter("label", List.of(Labels.MANAGED_BY + "=" + Labels.MANAGER))
+        .exec()
+        .forEach(n -> found.add("network " + n.getName()));
+    return found;
+  }
+
+  private static HttpRequest.Builder request(String method, String path, String body) {
+    HttpRequest.Builder builder =
+        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
+            .timeout(Duration.ofMinutes(3))
+            .header("Authorization", "Bearer " + admin);
+    if (body == null) {
+      return builder.method(method, HttpRequest.BodyPublishers.noBody());
+    }
+    return builder
+        .header("Content-Type", "application/json")
+        .method(method, HttpRequest.BodyPublishers.ofString(body));
+  }
+
+  private static HttpResponse<String> send(HttpRequest.Builder builder) throws Exception {
+    return HTTP.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static JsonNode call(String method, String path, String body, String... headers)
+      throws Exception {
+    HttpRequest.Builder builder = request(method, path, body);
+    for (int i = 0; i < headers.length; i += 2) {
+      builder.header(headers[i], headers[i + 1]);
+    }
+    HttpResponse<String> response = send(builder);
+    assertThat(response.statusCode())
+        .as(method + " " + path + ": " + response.body())
+        .isBetween(200, 299);
+    return JSON.readTree(response.body());
+  }
+}
