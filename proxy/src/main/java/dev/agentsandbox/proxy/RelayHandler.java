@@ -46,8 +46,11 @@ final class RelayHandler extends ChannelInboundHandlerAdapter {
     }
     peer.write(bytes, peer.voidPromise());
     if (!peer.isWritable()) {
-      peer.flush();
+      // Stop reading before flushing: both sides share one event loop, so when the flush drains
+      // the peer at once its writability event fires inside flush() and turns reading back on.
+      // Turning it off after the flush undid that, and the tunnel stalled for good.
       ctx.channel().config().setAutoRead(false);
+      peer.flush();
     }
   }
 

@@ -7,6 +7,7 @@ import dev.agentsandbox.policy.net.Reason;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ProxySelector;
 import java.net.Socket;
@@ -17,6 +18,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
@@ -132,6 +134,95 @@ class TunnelIT {
       InputStream in = tunnel.getInputStream();
       assertThat(Fixture.readAll(in)).startsWith("HTTP/1.1 200").contains("hello from api");
     }
+  }
+
+  @Test
+  void aTunnelCarriesFarMoreThanTheSocketBuffersBothWays() throws Exception {
+    // 32 MiB each way: far past every socket buffer and write-buffer mark, so the relay must
+    // pause and resume reading many times. A relay that loses a resume stalls here.
+    int total = 32 * 1024 * 1024;
+    int bulkPort = Fixture.freePort(Fixture.PERMITTED);
+    try (java.net.ServerSocket bulk =
+            new java.net.ServerSocket(bulkPort, 1, InetAddress.getByName(Fixture.PERMITTED));
+        ProxyServer own =
+            ProxyServer.start(
+                fixture.config(
+                    List.of("api.test:" + bulkPort),
+                    Optional.empty(),
+                    "127.0.0.1",
+                    0,
+                    Limits.DEFAULTS),
+                new StaticHostResolver(fixture.hosts),
+                List.of(),
+                new ProxyMetrics())) {
+      java.util.concurrent.atomic.AtomicLong received =
+          new java.util.concurrent.atomic.AtomicLong();
+      Thread server =
+          Thread.ofPlatform()
+              .start(
+                  () -> {
+                    try (Socket peer = bulk.accept()) {
+                      peer.setSoTimeout(30_000);
+                      Thread reader =
+                          Thread.ofPlatform().start(() -> received.set(drain(peer, total)));
+                      write(peer.getOutputStream(), total);
+                      reader.join(60_000);
+                    } catch (IOException | InterruptedException e) {
+                      throw new IllegalStateException(e);
+                    }
+                  });
+      InetSocketAddress at = own.boundAddress();
+      try (Socket socket = new Socket(at.getAddress(), at.getPort())) {
+        socket.setSoTimeout(30_000);
+        socket
+            .getOutputStream()
+            .write(
+                ("CONNECT api.test:" + bulkPort + " HTTP/1.1\r\nHost: api.test\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+        assertThat(Fixture.readResponse(socket.getInputStream())).startsWith("HTTP/1.1 200");
+        Thread uploader =
+            Thread.ofPlatform()
+                .start(
+                    () -> {
+                      try {
+                        write(socket.getOutputStream(), total);
+                      } catch (IOException e) {
+                        throw new IllegalStateException(e);
+                      }
+                    });
+        assertThat(drain(socket, total)).isEqualTo(total);
+        uploader.join(60_000);
+      }
+      server.join(60_000);
+      assertThat(received.get()).isEqualTo(total);
+    }
+  }
+
+  private static void write(OutputStream out, int total) throws IOException {
+    byte[] chunk = new byte[64 * 1024];
+    for (int sent = 0; sent < total; sent += chunk.length) {
+      out.write(chunk, 0, Math.min(chunk.length, total - sent));
+    }
+    out.flush();
+  }
+
+  /** Reads until {@code expected} bytes arrived, the stream ends or the socket times out. */
+  private static long drain(Socket socket, int expected) {
+    byte[] buffer = new byte[64 * 1024];
+    long read = 0;
+    try {
+      InputStream in = socket.getInputStream();
+      while (read < expected) {
+        int n = in.read(buffer);
+        if (n < 0) {
+          break;
+        }
+        read += n;
+      }
+    } catch (IOException e) {
+      // A stall ends in a read timeout; the count tells how far it got.
+    }
+    return read;
   }
 
   @Test
