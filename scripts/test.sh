@@ -19,10 +19,12 @@ trap cleanup EXIT
 # The PostgreSQL server is shared by every test run on this machine: stop it only if this run
 # started it.
 if ! { command -v pg_isready >/dev/null 2>&1 &&
-  pg_isready -q -h 127.0.0.1 -p "${AGENT_SANDBOX_PG_PORT:-55432}"; }; then
+  pg_isready -q -h 127.0.0.1 -p "${AGENT_SANDBOX_PG_PORT:-25432}"; }; then
   stops+=("scripts/services/postgres.sh stop")
 fi
-eval "$(scripts/services/postgres.sh start)"
+# An assignment keeps set -e's hold on a failed start; eval "$(...)" would swallow it.
+pg_env=$(scripts/services/postgres.sh start)
+eval "$pg_env"
 
 scripts/services/docker.sh start
 stops+=("scripts/services/docker.sh stop")

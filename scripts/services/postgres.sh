@@ -11,14 +11,15 @@
 # Idempotent: `start` on a running server only makes sure the role and database exist.
 # Installs Debian's postgresql package when no PostgreSQL binaries are found (needs root or sudo).
 #
-# Settings (environment): AGENT_SANDBOX_PG_PORT (default 55432),
+# Settings (environment): AGENT_SANDBOX_PG_PORT (default 25432: below Linux's ephemeral range,
+# 32768-60999, where a busy machine's outgoing connections could hold the port at start-up),
 # AGENT_SANDBOX_PG_DIR (default /tmp/agent-sandbox-pg-$PORT).
 # The role and database are both `agent_sandbox_test`; its password is generated once per data
 # directory. Tests create and drop one schema each, so several test runs can share the server;
 # `stop` ends it for everyone, so stop only when no run needs it.
 set -euo pipefail
 
-PORT="${AGENT_SANDBOX_PG_PORT:-55432}"
+PORT="${AGENT_SANDBOX_PG_PORT:-25432}"
 DATA="${AGENT_SANDBOX_PG_DIR:-/tmp/agent-sandbox-pg-$PORT}"
 LOCK="/tmp/agent-sandbox-pg-$PORT.lock"
 ROLE=agent_sandbox_test

@@ -65,7 +65,9 @@ final class Backends {
     backends.add(
         new DockerBackend(
             DockerClients.fromEnvironment(),
-            DockerBackendConfig.defaults().withProxyImage(options.proxyImage)));
+            withGvisorRuntime(
+                DockerBackendConfig.defaults().withProxyImage(options.proxyImage),
+                options.dockerGvisorRuntime)));
     for (SandboxBackend backend : backends) {
       Probe probe = backend.probe();
       out.println(
@@ -79,6 +81,17 @@ final class Backends {
               + probe.detail());
     }
     return new RunWiring(backends, operator, RunSettings.defaults(instance), reaping);
+  }
+
+  private static DockerBackendConfig withGvisorRuntime(DockerBackendConfig c, String runtime) {
+    return new DockerBackendConfig(
+        c.proxyImage(),
+        c.proxyPort(),
+        c.workloadUser(),
+        c.tmpfsMb(),
+        c.proxyMemoryMb(),
+        c.proxyReadyTimeout(),
+        runtime);
   }
 
   static OperatorEgress operator(List<String> internalCidrs, List<String> proxyHosts) {

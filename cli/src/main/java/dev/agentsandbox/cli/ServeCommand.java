@@ -78,6 +78,15 @@ final class ServeCommand implements Callable<Integer> {
   String proxyImage;
 
   @Option(
+      names = "--docker-gvisor-runtime",
+      paramLabel = "NAME",
+      description =
+          "The name gVisor's runsc is registered under in the Docker daemon; a name the daemon"
+              + " lacks means runc (default: ${DEFAULT-VALUE})",
+      defaultValue = "runsc")
+  String dockerGvisorRuntime;
+
+  @Option(
       names = "--reap-every",
       paramLabel = "SECONDS",
       description = "How often the reaper looks for leftovers (default: ${DEFAULT-VALUE})",

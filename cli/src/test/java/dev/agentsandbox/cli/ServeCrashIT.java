@@ -100,6 +100,15 @@ class ServeCrashIT {
     assertThat(resourcesOf(docker, runId)).as("reaped after the restart").isEmpty();
     JsonNode run = send("GET", base + BASE + "/runs/" + runId, token, null);
     assertThat(run.path("status").asText()).as(run.toString()).isEqualTo("failed");
+    // The new process never held the run: its output is answered from the store, not a 404.
+    HttpResponse<String> output =
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + BASE + "/runs/" + runId + "/output"))
+                .header("Authorization", "Bearer " + token)
+                .timeout(Duration.ofSeconds(30))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(output.statusCode()).isEqualTo(200);
     String audit =
         send("GET", base + "/api/admin/platform/audit?run=" + runId, token, null).toString();
     assertThat(audit)

@@ -90,9 +90,11 @@ class LimitsIT {
       try (Socket socket = openTunnel(proxy)) {
         OutputStream out = socket.getOutputStream();
         InputStream in = socket.getInputStream();
-        // Keep the tunnel busy with keep-alive requests until the proxy cuts it (bounded).
+        // Keep the tunnel busy with keep-alive requests until the proxy cuts it, bounded by time
+        // (well past the 1.5 s lifetime) rather than by a count a fast machine finishes early.
         boolean closed = false;
-        for (int i = 0; i < 400 && !closed; i++) {
+        long giveUp = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        for (int i = 0; i < 1_000_000 && !closed && System.nanoTime() < giveUp; i++) {
           try {
             out.write(
                 "GET /busy HTTP/1.1\r\nHost: api.test\r\n\r\n".getBytes(StandardCharsets.US_ASCII));

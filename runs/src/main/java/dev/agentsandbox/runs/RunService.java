@@ -345,14 +345,38 @@ public final class RunService {
     return RunViews.stored(json, record, store.audit());
   }
 
-  /** The live output of a run this control plane holds, for streaming. */
+  /**
+   * The output of a run, for streaming: live while this control plane holds the run, else the
+   * stored tail as output that has already ended.
+   */
   public RunOutput output(String runId) {
-    return memory(runId).map(r -> r.output).orElseThrow(() -> new RunNotFoundException(runId));
+    Optional<LiveRun> known = memory(runId);
+    if (known.isPresent()) {
+      return known.get().output;
+    }
+    RunRecord record =
+        (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
+            .orElseThrow(() -> new RunNotFoundException(runId));
+    // Already redacted when it was stored; a second pass with no env values changes nothing.
+    RunOutput stored = new RunOutput(new Redactor(List.of()), settings.tailBytes());
+    if (record.outputTail() != null) {
+      stored.append(record.outputTail().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+    stored.close();
+    return stored;
   }
 
-  /** Whether the run is still going, as far as any replica knows; the reaper spares live runs. */
+  /**
+   * Whether the reaper must spare the run's resources now: it is live here, live on another replica
+   * sharing this store, or unknown to this store. An unknown run belongs to another control plane
+   * on the same daemon or cluster, or to a store that was replaced; its resources go when their
+   * expiry label passes, never earlier, so control planes do not reap each other.
+   */
   public boolean isLive(String runId) {
     if (live.containsKey(runId)) {
+      return true;
+    }
+    if (!RunIds.valid(runId)) {
       return true;
     }
     return store
@@ -360,7 +384,7 @@ public final class RunService {
         .find(runId)
         .map(
             r -> RunLifecycle.ACTIVE.contains(r.status()) && r.expiresAt().isAfter(clock.instant()))
-        .orElse(false);
+        .orElse(true);
   }
 
   /** How many runs this control plane is running now. */

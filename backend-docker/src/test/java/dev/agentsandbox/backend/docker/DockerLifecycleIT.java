@@ -174,7 +174,7 @@ class DockerLifecycleIT {
             newRunId(),
             List.of("sh", "-c", WAIT_FOR_GO + "f() { f | f & }; f; sleep 30"),
             noEgress(),
-            new Resources(1, 128, 32),
+            new Resources(1, 256, 64),
             Duration.ofSeconds(8));
     try (Sandbox sandbox = launch(spec, SandboxListener.NONE, runtime)) {
       Completion completion = sandbox.await(Instant.now().plusSeconds(60));

@@ -6,11 +6,17 @@ import static org.assertj.core.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
+import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.Resources;
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.docker.DockerBackend;
 import dev.agentsandbox.backend.docker.DockerBackendConfig;
 import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
@@ -30,6 +36,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -285,6 +292,120 @@ class RunApiIT {
     JsonNode refused =
         call("GET", "/api/admin/platform/audit?type=agent_sandbox.refused&limit=100", null);
     assertThat(refused.toString()).contains("env_refused").contains("agent_not_listed");
+  }
+
+  @Test
+  void requireRuntimeClassRefusesWhereTheDaemonOffersOnlyRunc() throws Exception {
+    // The same daemon, but looking for gVisor under a name it does not have: it offers runc only.
+    DockerBackendConfig noGvisor =
+        new DockerBackendConfig(
+            DockerBackendConfig.DEFAULT_PROXY_IMAGE,
+            3128,
+            "65534:65534",
+            64,
+            256,
+            Duration.ofSeconds(30),
+            "no-such-runtime");
+    Path dir = Files.createTempDirectory("asb-require-it");
+    try (Store other = Store.open("jdbc:sqlite:" + dir.resolve("it.db"));
+        AgentSandboxServer strict =
+            AgentSandboxServer.start(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                other,
+                new RunWiring(
+                    List.of(new DockerBackend(docker, noGvisor)),
+                    OperatorEgress.NONE,
+                    RunSettings.defaults(instanceId + "strict"),
+                    RunWiring.every(Duration.ofHours(1))))) {
+      String token = other.tokens().create("strict-admin", Scopes.ALL, null).secret();
+      HttpResponse<String> put =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create(strict.baseUrl() + BASE))
+                  .header("Authorization", "Bearer " + token)
+                  .header("Content-Type", "application/json")
+                  .PUT(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"enabled\": true, \"require_runtime_class\": true, \"reason\": \"it\","
+                              + " \"agents\": {\"helper\": {\"allow\": [], \"image\": \""
+                              + IMAGE
+                              + "\"}}}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+      HttpResponse<String> run =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create(strict.baseUrl() + BASE + "/run"))
+                  .header("Authorization", "Bearer " + token)
+                  .header("Content-Type", "application/json")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"agent\": \"helper\", \"command\": [\"true\"]}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(run.statusCode()).as(run.body()).isEqualTo(503);
+      JsonNode body = JSON.readTree(run.body());
+      assertThat(body.path("error").asText()).isEqualTo("runtime_class_required");
+      assertThat(body.path("problems").toString()).contains("offers only runc");
+    }
+  }
+
+  @Test
+  void aControlPlaneSparesAnotherOnesRunsUntilTheirExpiry() throws Exception {
+    // Two runs launched straight on the daemon, as another control plane would: one still within
+    // its expiry, one past it. A fresh control plane with its own store reaps at start.
+    DockerBackend backend = new DockerBackend(docker, DockerBackendConfig.defaults());
+    Sandbox foreign =
+        backend.launch(
+            foreignSpec("foreignlive", Instant.now().plusSeconds(600)), SandboxListener.NONE);
+    Sandbox expired =
+        backend.launch(
+            foreignSpec("foreignexpired", Instant.now().minusSeconds(60)), SandboxListener.NONE);
+    Path dir = Files.createTempDirectory("asb-foreign-it");
+    try (Store other = Store.open("jdbc:sqlite:" + dir.resolve("it.db"));
+        AgentSandboxServer neighbour =
+            AgentSandboxServer.start(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                other,
+                new RunWiring(
+                    List.of(backend),
+                    OperatorEgress.NONE,
+                    RunSettings.defaults(instanceId + "neighbour"),
+                    RunWiring.every(Duration.ofHours(1))))) {
+      Instant until = Instant.now().plusSeconds(60);
+      while (!resourcesOf("foreignexpired").isEmpty() && Instant.now().isBefore(until)) {
+        Thread.sleep(250);
+      }
+      assertThat(resourcesOf("foreignexpired")).as("past its expiry").isEmpty();
+      assertThat(resourcesOf("foreignlive")).as("another control plane's live run").isNotEmpty();
+    } finally {
+      foreign.teardown();
+      expired.teardown();
+    }
+  }
+
+  private static RunSpec foreignSpec(String runId, Instant expiresAt) {
+    return new RunSpec(
+        runId,
+        "helper",
+        IMAGE,
+        List.of("sh", "-c", "sleep 120"),
+        Map.of(),
+        new EgressPolicy(AllowList.EMPTY, Optional.empty(), List.of(), Map.of()),
+        new Resources(1, 256, 128),
+        Duration.ofSeconds(120),
+        expiresAt,
+        false);
+  }
+
+  private static List<String> resourcesOf(String runId) {
+    List<String> found = new ArrayList<>();
+    docker
+        .listContainersCmd()
+        .withShowAll(true)
+        .withLabelFilter(Map.of(Labels.RUN_ID, runId))
+        .exec()
+        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
+    return found;
   }
 
   private static List<String> auditTypes(String runId) throws Exception {

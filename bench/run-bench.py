@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Times sandboxed runs against bare `docker run --rm` of the same image and command.
+
+Driven by bench/run-bench.sh, which starts `agent-sandbox serve` and passes its URL and token.
+For each runtime it measures, over N runs each (after one warm-up):
+  - launch-to-first-output: from sending the request (or spawning `docker run`) to the first
+    byte of the workload's output;
+  - whole run: from the request to the answer with the result (network, proxy, workload and
+    teardown included), or until `docker run --rm` exits (container removed).
+Only loopback and the local Docker daemon are used. Every loop is bounded.
+"""
+import json
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+BASE = "/api/admin/platform/agent-sandbox"
+IMAGE = "agent-sandbox/workload:dev"
+COMMAND = ["sh", "-c", "echo first; i=0; while [ $i -lt 200 ]; do i=$((i+1)); done; echo done"]
+
+
+def call(url, token, method, path, body=None, timeout=300):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url + path, data=data, method=method)
+    req.add_header("Authorization", "Bearer " + token)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    return urllib.request.urlopen(req, timeout=timeout)
+
+
+def sandboxed_first_output(url, token, agent):
+    start = time.monotonic()
+    started = json.load(call(url, token, "POST", BASE + "/runs", {"agent": agent, "command": COMMAND}))
+    run_id = started["run_id"]
+    stream = call(url, token, "GET", BASE + "/runs/" + run_id + "/output")
+    first = stream.read(1)
+    elapsed = time.monotonic() - start
+    if not first:
+        raise RuntimeError("run %s produced no output" % run_id)
+    stream.read()  # until the run ends
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        view = json.load(call(url, token, "GET", BASE + "/runs/" + run_id))
+        if view["status"] not in ("pending", "running"):
+            break
+        time.sleep(0.05)
+    return elapsed
+
+
+def sandboxed_whole(url, token, agent):
+    start = time.monotonic()
+    result = json.load(call(url, token, "POST", BASE + "/run", {"agent": agent, "command": COMMAND}))
+    elapsed = time.monotonic() - start
+    if result.get("exit_status") != 0 or "done" not in result.get("output_tail", ""):
+        raise RuntimeError("unexpected result: %s" % json.dumps(result)[:500])
+    return elapsed, result["runtime"]
+
+
+def bare_first_output(runtime):
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        ["docker", "run", "--rm", "--runtime", runtime, "--network", "none", IMAGE] + COMMAND,
+        stdout=subprocess.PIPE)
+    first = proc.stdout.read(1)
+    elapsed = time.monotonic() - start
+    proc.stdout.read()
+    proc.wait(timeout=120)
+    if not first:
+        raise RuntimeError("bare docker run produced no output")
+    return elapsed
+
+
+def bare_whole(runtime):
+    start = time.monotonic()
+    subprocess.run(
+        ["docker", "run", "--rm", "--runtime", runtime, "--network", "none", IMAGE] + COMMAND,
+        check=True, stdout=subprocess.DEVNULL, timeout=120)
+    return time.monotonic() - start
+
+
+def median_ms(samples):
+    return round(statistics.median(samples) * 1000)
+
+
+def main():
+    url, token, agent, runtime, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+    # One warm-up of each, not counted: image layers and the JVM's first requests.
+    sandboxed_whole(url, token, agent)
+    bare_whole(runtime)
+    rows = {"sandboxed_first": [], "sandboxed_whole": [], "bare_first": [], "bare_whole": []}
+    used = None
+    for _ in range(runs):
+        rows["bare_first"].append(bare_first_output(runtime))
+        rows["bare_whole"].append(bare_whole(runtime))
+        rows["sandboxed_first"].append(sandboxed_first_output(url, token, agent))
+        elapsed, used = sandboxed_whole(url, token, agent)
+        rows["sandboxed_whole"].append(elapsed)
+    if used != runtime:
+        raise RuntimeError("the sandbox ran under %s, not %s" % (used, runtime))
+    out = {k: median_ms(v) for k, v in rows.items()}
+    out["runtime"] = runtime
+    out["runs"] = runs
+    out["whole_ratio"] = round(out["sandboxed_whole"] / out["bare_whole"], 2)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

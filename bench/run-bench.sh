@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Sandboxed runs against bare `docker run --rm` of the same image and command, for runc and (when
+# the daemon has it) runsc: median launch-to-first-output and whole-run time over N runs.
+#   bench/run-bench.sh [RUNS]        (default 10; needs a Docker daemon and images/build.sh's images)
+# Prints one JSON line per runtime; the numbers go to docs/benchmarks.md by hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib/jdk.sh
+asb_find_jdk runtime
+RUNS=${1:-10}
+JAR=cli/target/agent-sandbox.jar
+[ -f "$JAR" ] || { asb_find_jdk jdk; ./mvnw -B -q -pl cli -am package -DskipTests; }
+docker image inspect agent-sandbox/workload:dev agent-sandbox/proxy:dev >/dev/null 2>&1 ||
+  { echo "run-bench: build the images first (images/build.sh)" >&2; exit 1; }
+
+WORK=$(mktemp -d /tmp/asb-run-bench.XXXXXX)
+SERVE_PID=
+stop_serve() {
+  if [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null; then
+    kill "$SERVE_PID"
+    for _ in $(seq 1 60); do kill -0 "$SERVE_PID" 2>/dev/null || break; sleep 0.5; done
+  fi
+  SERVE_PID=
+}
+trap 'stop_serve; rm -rf "$WORK"' EXIT
+
+# bench RUNTIME GVISOR_NAME: a fresh control plane whose Docker backend looks for gVisor under
+# GVISOR_NAME (a name the daemon lacks means runc), one agent, then the driver.
+bench() {
+  local runtime=$1 gvisor=$2 dir="$WORK/$1" url=
+  mkdir -p "$dir"
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$JAR" serve --listen 127.0.0.1:0 \
+    --db "jdbc:sqlite:$dir/store.db" --data-dir "$dir" --instance-id "bench-$runtime-$$" \
+    --docker-gvisor-runtime "$gvisor" >"$dir/serve.log" 2>&1 &
+  SERVE_PID=$!
+  for _ in $(seq 1 240); do
+    url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$dir/serve.log" | head -n 1)
+    [ -n "$url" ] && break
+    kill -0 "$SERVE_PID" 2>/dev/null || { cat "$dir/serve.log" >&2; exit 1; }
+    sleep 0.25
+  done
+  [ -n "$url" ] || { echo "run-bench: serve did not start" >&2; cat "$dir/serve.log" >&2; exit 1; }
+  local token
+  token=$(cat "$dir/admin-token")
+  curl -sSf -X PUT "$url/api/admin/platform/agent-sandbox" -H "Authorization: Bearer $token" \
+    -H 'Content-Type: application/json' \
+    -d '{"enabled": true, "backend": "docker", "reason": "bench", "agents": {"bench": {"allow": [], "image": "agent-sandbox/workload:dev", "ttl_seconds": 120}}}' >/dev/null
+  python3 bench/run-bench.py "$url" "$token" bench "$runtime" "$RUNS"
+  stop_serve
+}
+
+bench runc no-such-runtime
+if docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+  bench runsc runsc
+else
+  echo '{"runtime": "runsc", "skipped": "the daemon has no runsc runtime"}'
+fi

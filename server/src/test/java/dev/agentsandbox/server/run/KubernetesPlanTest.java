@@ -1,0 +1,107 @@
+package dev.agentsandbox.server.run;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.backend.k8s.KubernetesBackend;
+import dev.agentsandbox.backend.k8s.KubernetesBackendConfig;
+import dev.agentsandbox.runs.OperatorEgress;
+import dev.agentsandbox.runs.RunSettings;
+import dev.agentsandbox.server.AgentSandboxServer;
+import dev.agentsandbox.server.RunWiring;
+import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.store.Store;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A control plane configured for {@code k8s} shows the whole bundle in plan, in creation order, as
+ * JSON and as YAML, and creates nothing. The cluster is fabric8's mock API server.
+ */
+@EnableKubernetesMockClient(crud = true)
+class KubernetesPlanTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String BASE = "/api/admin/platform/agent-sandbox";
+  static KubernetesClient client;
+
+  @Test
+  void planOnAKubernetesConfiguredServerShowsTheBundleAndCreatesNothing(@TempDir Path dir)
+      throws Exception {
+    KubernetesBackend backend =
+        new KubernetesBackend(
+            client,
+            KubernetesBackendConfig.defaults("agent-sandbox/proxy:dev", "agent-sandbox"),
+            Clock.systemUTC());
+    HttpClient http = HttpClient.newHttpClient();
+    try (Store store = Store.open("jdbc:sqlite:" + dir.resolve("k8s.db"));
+        AgentSandboxServer server =
+            AgentSandboxServer.start(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                store,
+                new RunWiring(
+                    List.of(backend),
+                    OperatorEgress.NONE,
+                    RunSettings.defaults("k8s-plan-test"),
+                    RunWiring.every(Duration.ofHours(1))))) {
+      String token = store.tokens().create("admin", Scopes.ALL, null).secret();
+      HttpResponse<String> put =
+          http.send(
+              HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE))
+                  .header("Authorization", "Bearer " + token)
+                  .header("Content-Type", "application/json")
+                  .PUT(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"enabled\": true, \"backend\": \"k8s\", \"reason\": \"test\","
+                              + " \"agents\": {\"helper\": {\"allow\": [\"api.vendor.com\"]}}}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+      int namespacesBefore = client.namespaces().list().getItems().size();
+
+      HttpResponse<String> plan = plan(http, server, token, "application/json");
+      assertThat(plan.statusCode()).as(plan.body()).isEqualTo(200);
+      JsonNode body = JSON.readTree(plan.body());
+      assertThat(body.path("backend").asText()).isEqualTo("k8s");
+      List<String> kinds = new ArrayList<>();
+      body.path("manifests").forEach(m -> kinds.add(m.path("kind").asText()));
+      assertThat(kinds)
+          .startsWith("Namespace", "NetworkPolicy")
+          .contains("ServiceAccount", "ResourceQuota", "LimitRange", "Service", "Pod")
+          .endsWith("Job");
+      assertThat(plan.body()).contains("api.vendor.com").contains("agent-run-");
+
+      HttpResponse<String> yaml = plan(http, server, token, "application/yaml");
+      assertThat(yaml.statusCode()).isEqualTo(200);
+      assertThat(yaml.body()).contains("kind: \"NetworkPolicy\"").contains("kind: \"Job\"");
+      assertThat(client.namespaces().list().getItems()).hasSize(namespacesBefore);
+    }
+  }
+
+  private static HttpResponse<String> plan(
+      HttpClient http, AgentSandboxServer server, String token, String accept) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE + "/plan"))
+            .header("Authorization", "Bearer " + token)
+            .header("Content-Type", "application/json")
+            .header("Accept", accept)
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    "{\"agent\": \"helper\", \"command\": [\"python\", \"job.py\"]}"))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+}

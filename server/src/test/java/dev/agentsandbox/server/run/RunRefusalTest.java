@@ -1,0 +1,176 @@
+package dev.agentsandbox.server.run;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.server.AgentSandboxServer;
+import dev.agentsandbox.server.RunWiring;
+import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.store.AuditQuery;
+import dev.agentsandbox.store.AuditRow;
+import dev.agentsandbox.store.Store;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Runs that must not happen, refused before anything is created and audited, on a control plane
+ * with no backend at all (so nothing could be created even by mistake).
+ */
+class RunRefusalTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String BASE = "/api/admin/platform/agent-sandbox";
+  private final HttpClient http = HttpClient.newHttpClient();
+  private Store store;
+  private AgentSandboxServer server;
+  private String admin;
+  private String reader;
+
+  @BeforeEach
+  void start(@TempDir Path dir) {
+    store = Store.open("jdbc:sqlite:" + dir.resolve("refusal.db"));
+    server =
+        AgentSandboxServer.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            store,
+            RunWiring.none("refusal-test"));
+    admin = store.tokens().create("admin", Scopes.ALL, null).secret();
+    reader = store.tokens().create("reader", java.util.Set.of(Scopes.READ), null).secret();
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+    store.close();
+  }
+
+  @Test
+  void sandboxesTurnedOffRefuseEveryRun() throws Exception {
+    HttpResponse<String> run =
+        post(BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
+    assertThat(run.statusCode()).isEqualTo(409);
+    assertThat(JSON.readTree(run.body()).path("error").asText()).isEqualTo("sandboxes_disabled");
+    assertThat(refusals())
+        .singleElement()
+        .satisfies(
+            row -> {
+              assertThat(row.data().path("reason").asText()).isEqualTo("sandboxes_disabled");
+              assertThat(row.actor()).isEqualTo("admin");
+            });
+  }
+
+  @Test
+  void aNamedBackendThisHostLacksRefusesAndNeverFallsBack() throws Exception {
+    configure("firecracker");
+    HttpResponse<String> run =
+        post(BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
+    assertThat(run.statusCode()).isEqualTo(503);
+    JsonNode body = JSON.readTree(run.body());
+    assertThat(body.path("error").asText()).isEqualTo("backend_unavailable");
+    assertThat(body.path("message").asText()).contains("firecracker");
+    assertThat(refusals())
+        .singleElement()
+        .satisfies(
+            row -> assertThat(row.data().path("reason").asText()).isEqualTo("backend_unavailable"));
+    assertThat(store.runs().recent(10)).isEmpty();
+  }
+
+  @Test
+  void planNeedsOnlyReadAndRunNeedsTheRunScope() throws Exception {
+    configure("firecracker");
+    HttpResponse<String> run =
+        post(BASE + "/run", reader, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
+    assertThat(run.statusCode()).isEqualTo(403);
+    assertThat(JSON.readTree(run.body()).path("missing_scope").asText()).isEqualTo(Scopes.RUN);
+    HttpResponse<String> kill =
+        http.send(
+            HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE + "/runs/abc"))
+                .header("Authorization", "Bearer " + reader)
+                .DELETE()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(kill.statusCode()).isEqualTo(403);
+  }
+
+  @Test
+  void malformedRunRequestsListEveryProblemWithItsPath() throws Exception {
+    HttpResponse<String> bad =
+        post(
+            BASE + "/run",
+            admin,
+            "{\"agent\": \"\", \"cmd\": [\"true\"], \"command\": [\"ok\", 7], \"env\": {\"A\": 1}}");
+    assertThat(bad.statusCode()).isEqualTo(400);
+    JsonNode body = JSON.readTree(bad.body());
+    assertThat(body.path("error").asText()).isEqualTo("invalid_request");
+    List<String> paths = body.path("problems").findValuesAsText("path");
+    assertThat(paths).contains("cmd", "agent", "command[1]", "env.A");
+    HttpResponse<String> empty =
+        post(BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": []}");
+    assertThat(empty.statusCode()).isEqualTo(400);
+    assertThat(store.runs().recent(10)).isEmpty();
+  }
+
+  @Test
+  void unknownAndMalformedRunIdsAre404WithoutEchoingThem() throws Exception {
+    HttpResponse<String> unknown = get(BASE + "/runs/abcdefghij234567abcd");
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(JSON.readTree(unknown.body()).path("error").asText()).isEqualTo("run_not_found");
+    HttpResponse<String> malformed = get(BASE + "/runs/..%2F..%2Fetc");
+    assertThat(malformed.statusCode()).isEqualTo(404);
+    assertThat(malformed.body()).doesNotContain("etc");
+  }
+
+  private void configure(String backend) throws Exception {
+    HttpResponse<String> put =
+        http.send(
+            HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE))
+                .header("Authorization", "Bearer " + admin)
+                .header("Content-Type", "application/json")
+                .PUT(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"enabled\": true, \"backend\": \""
+                            + backend
+                            + "\", \"agents\": {\"helper\": {\"allow\": []}}, \"reason\": \"test\"}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+  }
+
+  private List<AuditRow> refusals() {
+    return store
+        .audit()
+        .query(new AuditQuery("agent_sandbox.refused", null, null, null, null, 100));
+  }
+
+  private HttpResponse<String> post(String path, String token, String body) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + token)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + admin)
+            .GET()
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+}
