@@ -45,7 +45,11 @@ final class ProxyConfigs {
         "--hosts",
         hostsFile.toString(),
         "--decisions",
-        decisionsFile.toString());
+        decisionsFile.toString(),
+        // Its default (1,024) is sized for one sandbox; the idle-tunnel stage holds 5,000, as
+        // squid's descriptor limit and tinyproxy's MaxClients are raised for it too.
+        "--max-connections",
+        "8000");
   }
 
   /**
