@@ -28,4 +28,14 @@ asb_find_jdk jdk
 echo "serve.sh: building with $JAVA_HOME" >&2
 ./mvnw -B -q -DskipTests -pl cli -am package
 
+# The sandboxes' images (the per-run proxy and the default workload): no registry is assumed, so
+# they are built here, from this checkout, every time (a rebuild keeps them in step with the code).
+if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+  images/build.sh
+elif command -v sudo >/dev/null 2>&1 && [ "$(id -u)" -ne 0 ]; then
+  sudo --preserve-env=JAVA_HOME images/build.sh
+else
+  echo "serve.sh: no Docker daemon reachable: images not built, runs will be refused until one is" >&2
+fi
+
 exec bin/agent-sandbox serve "$@"
