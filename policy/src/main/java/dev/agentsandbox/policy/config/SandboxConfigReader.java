@@ -203,6 +203,11 @@ final class SandboxConfigReader {
             out.put(name, spec);
           }
         });
+    long runTokens =
+        out.values().stream().filter(c -> c.source() == CredentialSpec.Source.RUN_TOKEN).count();
+    if (runTokens > 1) {
+      reader.problem(path, "at most one run-token credential (a run has one token of its own)");
+    }
     return out;
   }
 

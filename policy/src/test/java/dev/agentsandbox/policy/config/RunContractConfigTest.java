@@ -123,6 +123,19 @@ class RunContractConfigTest {
   }
 
   @Test
+  void aRunHasOneTokenOfItsOwn() {
+    assertThatThrownBy(
+            () ->
+                SandboxConfig.read(
+                    agent(
+                        Map.of(
+                            "a", Map.of("source", "run-token"),
+                            "b", Map.of("source", "run-token")),
+                        null)))
+        .hasMessageContaining("at most one run-token credential");
+  }
+
+  @Test
   void outputCapsAreBounded() {
     assertThatThrownBy(() -> SandboxConfig.read(agent(null, Map.of("max_bytes", (1L << 30) + 1))))
         .hasMessageContaining("agents.helper.outputs.max_bytes");
