@@ -10,7 +10,6 @@ import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
 import java.time.Clock;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 
 /**
@@ -48,7 +47,7 @@ final class RunLauncher {
    * Launches the run, entered in {@code live} before its lifecycle starts. The slot is released
    * here if the run never reaches its lifecycle, else when the lifecycle retires it.
    */
-  LiveRun launch(String actor, Admission.Admitted admitted, Map<String, LiveRun> live) {
+  LiveRun launch(String actor, Admission.Admitted admitted, LiveRuns live) {
     RunSpec spec = admitted.spec();
     try {
       Redactor redactor = new Redactor(spec.env().values());
@@ -91,11 +90,11 @@ final class RunLauncher {
                   spec.runId(), spec.agent(), actor, store.audit(), json, settings.decisionsKept()),
               record,
               admitted.slot());
-      live.put(spec.runId(), run);
+      live.add(run);
       try {
         executor.execute(() -> lifecycle.execute(run, clock.instant().plus(spec.ttl())));
       } catch (RuntimeException e) {
-        live.remove(spec.runId());
+        live.remove(run);
         throw e;
       }
       return run;

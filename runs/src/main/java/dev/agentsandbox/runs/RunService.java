@@ -10,13 +10,9 @@ import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.Store;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 
@@ -37,8 +33,7 @@ public final class RunService {
   private final RunSlots slots;
   private final RunLauncher launcher;
   private final RunLifecycle lifecycle;
-  private final Map<String, LiveRun> live = new ConcurrentHashMap<>();
-  private final Map<String, LiveRun> finished;
+  private final LiveRuns live;
 
   public RunService(
       ConfigSource configs,
@@ -53,10 +48,10 @@ public final class RunService {
     this.settings = settings;
     this.clock = clock;
     this.json = json;
-    this.finished = RunViews.boundedMap(settings.finishedRunsKept());
+    this.live = new LiveRuns(settings.finishedRunsKept());
     this.admission = new RunAdmission(configs, selector, operator, clock);
     this.slots = new RunSlots(settings.maxConcurrentRuns());
-    this.lifecycle = new RunLifecycle(store, clock, json, this::retire);
+    this.lifecycle = new RunLifecycle(store, clock, json, live::retire);
     this.launcher = new RunLauncher(store, settings, clock, executor, json, lifecycle);
   }
 
@@ -111,7 +106,7 @@ public final class RunService {
    * @throws RunNotFoundException when no run has the id
    */
   public boolean kill(String actor, String runId) {
-    LiveRun run = live.get(runId);
+    LiveRun run = live.live(runId).orElse(null);
     if (run == null) {
       if (RunIds.valid(runId) && store.runs().find(runId).isPresent()) {
         return false;
@@ -126,7 +121,7 @@ public final class RunService {
 
   /** The run's state and, once it ended, its result. */
   public ObjectNode view(String runId) {
-    Optional<LiveRun> known = memory(runId);
+    Optional<LiveRun> known = live.held(runId);
     if (known.isPresent()) {
       return RunViews.run(json, known.get());
     }
@@ -141,7 +136,7 @@ public final class RunService {
    * stored tail as output that has already ended.
    */
   public RunOutput output(String runId) {
-    Optional<LiveRun> known = memory(runId);
+    Optional<LiveRun> known = live.held(runId);
     if (known.isPresent()) {
       return known.get().output;
     }
@@ -164,10 +159,7 @@ public final class RunService {
    * expiry label passes, never earlier, so control planes do not reap each other.
    */
   public boolean isLive(String runId) {
-    if (live.containsKey(runId)) {
-      return true;
-    }
-    if (!RunIds.valid(runId)) {
+    if (live.live(runId).isPresent() || !RunIds.valid(runId)) {
       return true;
     }
     return store
@@ -192,51 +184,16 @@ public final class RunService {
    * failed, each with an {@code agent_sandbox.failure} row; their resources are the reaper's.
    */
   public int recover() {
-    return lifecycle.recover(settings.instanceId(), live.keySet());
+    return lifecycle.recover(settings.instanceId(), live.liveIds());
   }
 
   /** Asks every live run to stop and waits up to {@code wait} for them to end. */
   public void shutdown(Duration wait) throws InterruptedException {
-    List<LiveRun> running = new ArrayList<>(live.values());
-    for (LiveRun run : running) {
-      run.kill();
-    }
-    Instant deadline = clock.instant().plus(wait);
-    for (LiveRun run : running) {
-      Duration left = Duration.between(clock.instant(), deadline);
-      if (left.isNegative()) {
-        break;
-      }
-      try {
-        run.done.get(left.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-      } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-        // What did not end in time is recovered and reaped at the next start.
-      }
-    }
-  }
-
-  private Optional<LiveRun> memory(String runId) {
-    LiveRun run = live.get(runId);
-    if (run == null) {
-      synchronized (finished) {
-        run = finished.get(runId);
-      }
-    }
-    return Optional.ofNullable(run);
-  }
-
-  private void retire(LiveRun run) {
-    synchronized (finished) {
-      finished.put(run.runId(), run);
-    }
-    live.remove(run.runId());
-    run.slot.release();
+    live.stopAll(wait, clock);
   }
 
   /** A plain map view of where each live run is, for metrics and health. */
   public Map<String, String> liveRuns() {
-    Map<String, String> out = new LinkedHashMap<>();
-    live.forEach((id, run) -> out.put(id, run.record().status().wireName()));
-    return out;
+    return live.statuses();
   }
 }
