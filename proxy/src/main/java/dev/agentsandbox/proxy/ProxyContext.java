@@ -1,7 +1,7 @@
 package dev.agentsandbox.proxy;
 
 import dev.agentsandbox.policy.net.AddressPolicy;
-import dev.agentsandbox.policy.net.EgressPolicy;
+import dev.agentsandbox.policy.net.EgressDecider;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * @param connector opens upstream connections to checked addresses
  */
 record ProxyContext(
-    EgressPolicy egress,
+    EgressDecider egress,
     AddressPolicy addresses,
     HostResolver resolver,
     DecisionLog decisions,
