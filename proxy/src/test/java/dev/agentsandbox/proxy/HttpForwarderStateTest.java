@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.net.AddressPolicy;
-import dev.agentsandbox.policy.net.EgressPolicy;
+import dev.agentsandbox.policy.net.EgressDecider;
 import dev.agentsandbox.policy.net.InternalRanges;
 import dev.agentsandbox.policy.net.Reason;
 import io.netty.buffer.ByteBuf;
@@ -37,7 +37,7 @@ class HttpForwarderStateTest {
   private final List<ChannelPromise> connecting = new ArrayList<>();
   private final ProxyContext context =
       new ProxyContext(
-          new EgressPolicy(AllowList.parse(List.of("api.test", "evil.test")), Optional.empty()),
+          new EgressDecider(AllowList.parse(List.of("api.test", "evil.test")), Optional.empty()),
           new AddressPolicy(
               InternalRanges.parse(List.of("10.20.0.0/16")),
               Set.of(),
