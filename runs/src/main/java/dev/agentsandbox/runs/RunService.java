@@ -44,15 +44,39 @@ public final class RunService {
       Clock clock,
       ExecutorService executor,
       ObjectMapper json) {
+    this(
+        configs,
+        selector,
+        store,
+        operator,
+        settings,
+        clock,
+        executor,
+        json,
+        RunContractServices.basic(store, Optional.empty()));
+  }
+
+  /** A run service whose runs get credentials and keep outputs as {@code contract} says. */
+  public RunService(
+      ConfigSource configs,
+      BackendSelector selector,
+      Store store,
+      OperatorEgress operator,
+      RunSettings settings,
+      Clock clock,
+      ExecutorService executor,
+      ObjectMapper json,
+      RunContractServices contract) {
     this.store = store;
     this.settings = settings;
     this.clock = clock;
     this.json = json;
     this.live = new LiveRuns(settings.finishedRunsKept());
-    this.admission = new RunAdmission(configs, selector, operator, clock);
+    this.admission = new RunAdmission(configs, selector, operator, contract.credentials(), clock);
     this.slots = new RunSlots(settings.maxConcurrentRuns());
-    this.lifecycle = new RunLifecycle(store, clock, json, live::retire);
-    this.launcher = new RunLauncher(store, settings, clock, executor, json, lifecycle);
+    this.lifecycle = new RunLifecycle(store, clock, json, live::retire, contract);
+    this.launcher =
+        new RunLauncher(store, settings, clock, executor, json, lifecycle, contract.credentials());
   }
 
   /**
@@ -95,7 +119,7 @@ public final class RunService {
   private LiveRun launch(String actor, RunRequest request) {
     return switch (admission.admit(request, slots)) {
       case Admission.Refused refused -> throw launcher.refuse(actor, request, refused.refusal());
-      case Admission.Admitted admitted -> launcher.launch(actor, admitted, live);
+      case Admission.Admitted admitted -> launcher.launch(actor, request, admitted, live);
     };
   }
 
