@@ -3,7 +3,6 @@ package dev.agentsandbox.server;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
 import dev.agentsandbox.server.http.Route;
-import dev.agentsandbox.server.http.Scopes;
 import dev.agentsandbox.server.http.ServerMetrics;
 import java.util.List;
 

@@ -1,7 +1,7 @@
 package dev.agentsandbox.server.run;
 
 import dev.agentsandbox.server.http.Route;
-import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.server.Scopes;
 import java.util.List;
 
 /** The run endpoints' paths and scopes, for the route table. */
