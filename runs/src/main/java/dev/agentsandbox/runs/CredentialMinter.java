@@ -45,7 +45,7 @@ public final class CredentialMinter {
 
   /** The scope a run's own token holds. */
   public static String runScope(String runId) {
-    return RUN_SCOPE_PREFIX + runId;
+    return TokenStore.runScope(runId);
   }
 
   /** The name of a run's own token. */

@@ -35,6 +35,33 @@ public record RunContractServices(CredentialMinter credentials, Optional<Artifac
     }
   }
 
+  /**
+   * What the operator configured for the run contract on this control plane.
+   *
+   * @param artifacts where outputs are kept, if anywhere
+   * @param jwt the JWT issuer, when signing keys are configured
+   * @param commands registered credential commands by name
+   */
+  public record Config(
+      Optional<Artifacts> artifacts,
+      Optional<dev.agentsandbox.credentials.JwtIssuer> jwt,
+      Map<String, dev.agentsandbox.credentials.CommandIssuer> commands) {
+    public Config {
+      Objects.requireNonNull(artifacts, "artifacts");
+      Objects.requireNonNull(jwt, "jwt");
+      commands = Map.copyOf(commands);
+    }
+
+    /** No artifact storage, no JWT keys, no commands: run tokens only. */
+    public static final Config NONE = new Config(Optional.empty(), Optional.empty(), Map.of());
+
+    /** The services over {@code store}. */
+    public RunContractServices services(Store store) {
+      return new RunContractServices(
+          new CredentialMinter(store.tokens(), jwt, commands), artifacts);
+    }
+  }
+
   /** Run tokens only (no JWT keys, no commands), outputs kept in {@code artifacts} if given. */
   public static RunContractServices basic(Store store, Optional<Artifacts> artifacts) {
     return new RunContractServices(

@@ -100,7 +100,8 @@ public final class AgentSandboxServer implements AutoCloseable {
             wiring.settings(),
             Clock.systemUTC(),
             runExecutor,
-            mapper);
+            mapper,
+            wiring.contract().services(store));
     Router router =
         new Router(
             ApiRoutes.table(
@@ -108,7 +109,11 @@ public final class AgentSandboxServer implements AutoCloseable {
                 metrics,
                 new ConfigEndpoints(configs, mapper),
                 new AuditEndpoints(store, mapper),
-                new RunEndpoints(runs, mapper)));
+                new RunEndpoints(runs, mapper),
+                new dev.agentsandbox.server.run.ArtifactEndpoints(
+                    wiring.contract().artifacts().map(a -> a.store()), store, mapper),
+                new dev.agentsandbox.server.run.TimelineEndpoints(store, mapper),
+                new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper)));
     ApiHandler handler =
         new ApiHandler(
             router,
