@@ -115,6 +115,8 @@ final class DockerSandbox implements Sandbox {
       step = "creating workload container " + agent.name() + " from image " + agent.image();
       agentId = DockerCommands.createContainer(client, agent);
       containers.add(agentId);
+      step = "creating " + RunContract.OUT_DIR + " in workload container " + agent.name();
+      copyInto(agentId, RunContract.WORKSPACE, layout.outFolderArchive());
       step = "starting workload container " + agent.name() + " under " + runtime;
       client.startContainerCmd(agentId).exec();
       agentOutput = follow(agentId, new WorkloadOutput(listener));

@@ -121,8 +121,14 @@ class DockerRunContractIT {
               docker.proxyContainerId(),
               "cat /run/asb-hold/credentials/api-token; ls /run/asb-hold/workspace; id -u");
       assertThat(fromProxy.output()).doesNotContain(fileOnly).contains("Permission denied");
+      ExecResult workspace =
+          exec(client, docker.workloadContainerId(), "ls -lan /workspace /workspace/out");
+      assertThat(workspace.output())
+          .as("the empty out/ folder is there before the workload starts its work")
+          .containsPattern("drwx------\\s+2\\s+65534\\s+65534\\s+\\d+ .*out");
       DockerItSupport.startDetached(client, docker.workloadContainerId(), "touch /tmp/go");
       completion = sandbox.await(Instant.now().plusSeconds(90));
+      assertThat(listener.output()).as("the workload's output").contains("wrote");
       try (InputStream outputs = sandbox.outputs().orElseThrow();
           TarArchiveInputStream tar = new TarArchiveInputStream(outputs)) {
         for (TarArchiveEntry e = tar.getNextEntry(); e != null; e = tar.getNextEntry()) {
