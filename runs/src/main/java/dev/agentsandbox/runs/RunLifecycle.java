@@ -6,6 +6,7 @@ import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
 import java.time.Clock;
 import java.time.Instant;
@@ -23,7 +24,6 @@ final class RunLifecycle {
   static final String FAILURE = "agent_sandbox.failure";
   static final String TIMEOUT = "agent_sandbox.timeout";
   static final String TEARDOWN = "agent_sandbox.teardown";
-  static final Set<String> ACTIVE = Set.of("pending", "running");
   private static final Logger LOG = LoggerFactory.getLogger(RunLifecycle.class);
 
   private final Store store;
@@ -47,26 +47,7 @@ final class RunLifecycle {
       run.attach(sandbox);
       String runtime = sandbox.runtime();
       Instant started = clock.instant();
-      store
-          .runs()
-          .update(
-              run.update(
-                  r ->
-                      new RunRecord(
-                          r.runId(),
-                          r.agent(),
-                          r.backend(),
-                          runtime,
-                          "running",
-                          r.command(),
-                          r.createdAt(),
-                          started,
-                          null,
-                          null,
-                          null,
-                          null,
-                          r.expiresAt(),
-                          r.owner())));
+      store.runs().update(run.update(r -> r.started(runtime, started)));
       stage = "await";
       completion = sandbox.await(deadline);
     } catch (InterruptedException e) {
@@ -108,36 +89,19 @@ final class RunLifecycle {
         run.killRequested() && completion.end() != Completion.End.DEADLINE
             ? Completion.End.KILLED
             : completion.end();
-    String status =
+    RunStatus status =
         switch (end) {
-          case EXIT -> "exited";
-          case DEADLINE -> "deadline";
-          case KILLED -> "killed";
-          case ERROR -> "failed";
+          case EXIT -> RunStatus.EXITED;
+          case DEADLINE -> RunStatus.DEADLINE;
+          case KILLED -> RunStatus.KILLED;
+          case ERROR -> RunStatus.FAILED;
         };
     String endReason = end.name().toLowerCase(java.util.Locale.ROOT);
     Instant ended = clock.instant();
     Integer exit = completion.exitStatus().isPresent() ? completion.exitStatus().getAsInt() : null;
     String tail = run.output.tail();
     run.detail(completion.detail());
-    RunRecord record =
-        run.update(
-            r ->
-                new RunRecord(
-                    r.runId(),
-                    r.agent(),
-                    r.backend(),
-                    r.runtime(),
-                    status,
-                    r.command(),
-                    r.createdAt(),
-                    r.startedAt(),
-                    ended,
-                    exit,
-                    endReason,
-                    tail,
-                    r.expiresAt(),
-                    r.owner()));
+    RunRecord record = run.update(r -> r.ended(status, ended, exit, endReason, tail));
     if (end == Completion.End.DEADLINE) {
       ObjectNode data = json.createObjectNode();
       data.put("ttl_seconds", run.spec.ttl().toSeconds());
@@ -191,24 +155,7 @@ final class RunLifecycle {
       data.put("stage", "recovery");
       data.put("message", why);
       store.audit().append(new AuditEvent(FAILURE, "control-plane", r.agent(), r.runId(), data));
-      store
-          .runs()
-          .update(
-              new RunRecord(
-                  r.runId(),
-                  r.agent(),
-                  r.backend(),
-                  r.runtime(),
-                  "failed",
-                  r.command(),
-                  r.createdAt(),
-                  r.startedAt(),
-                  now,
-                  r.exitStatus(),
-                  "error",
-                  r.outputTail(),
-                  r.expiresAt(),
-                  r.owner()));
+      store.runs().update(r.ended(RunStatus.FAILED, now, r.exitStatus(), "error", null));
       recovered++;
     }
     return recovered;

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.store.internal.Columns;
 import java.time.Instant;
 import java.util.Objects;
-import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * One run as stored: identity, where it runs, its state and outcome. Times are truncated to the
@@ -16,7 +14,7 @@ public record RunRecord(
     String agent,
     String backend,
     String runtime,
-    String status,
+    RunStatus status,
     JsonNode command,
     Instant createdAt,
     Instant startedAt,
@@ -26,13 +24,6 @@ public record RunRecord(
     String outputTail,
     Instant expiresAt,
     String owner) {
-
-  /** The status values, in the order a run can pass through them. */
-  public static final Set<String> STATUSES =
-      Set.of("pending", "running", "exited", "deadline", "failed", "killed", "refused");
-
-  /** Statuses of a run that has not ended. */
-  public static final Set<String> ACTIVE_STATUSES = Set.of("pending", "running");
 
   public RunRecord {
     Objects.requireNonNull(runId, "runId");
@@ -44,15 +35,57 @@ public record RunRecord(
     if (runId.isBlank()) {
       throw new IllegalArgumentException("run id must not be blank");
     }
-    if (!STATUSES.contains(status)) {
-      throw new IllegalArgumentException(
-          "run status " + status + " is not one of " + new TreeSet<>(STATUSES));
-    }
     command = command.deepCopy();
     // The columns hold milliseconds; truncating here makes a record equal to itself read back.
     createdAt = Columns.millis(createdAt);
     startedAt = Columns.millis(startedAt);
     endedAt = Columns.millis(endedAt);
     expiresAt = Columns.millis(expiresAt);
+  }
+
+  /** This run once its workload started under {@code runtime} at {@code at}. */
+  public RunRecord started(String runtime, Instant at) {
+    return new RunRecord(
+        runId,
+        agent,
+        backend,
+        runtime,
+        RunStatus.RUNNING,
+        command,
+        createdAt,
+        at,
+        null,
+        null,
+        null,
+        null,
+        expiresAt,
+        owner);
+  }
+
+  /**
+   * This run once it ended.
+   *
+   * @param outcome the state it ended in
+   * @param at when it ended
+   * @param exit the workload's exit status, or null when there was none
+   * @param reason how it ended ({@code exit}, {@code deadline}, {@code killed}, {@code error})
+   * @param tail its redacted output tail (the stored one is kept when null)
+   */
+  public RunRecord ended(RunStatus outcome, Instant at, Integer exit, String reason, String tail) {
+    return new RunRecord(
+        runId,
+        agent,
+        backend,
+        runtime,
+        outcome,
+        command,
+        createdAt,
+        startedAt,
+        at,
+        exit,
+        reason,
+        tail == null ? outputTail : tail,
+        expiresAt,
+        owner);
   }
 }
