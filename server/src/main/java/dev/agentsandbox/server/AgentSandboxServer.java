@@ -16,6 +16,7 @@ import dev.agentsandbox.server.http.ApiHandler;
 import dev.agentsandbox.server.http.Authenticator;
 import dev.agentsandbox.server.http.ErrorMapper;
 import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.Router;
 import dev.agentsandbox.server.http.ServerMetrics;
 import dev.agentsandbox.server.run.RunEndpoints;
@@ -26,6 +27,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
@@ -47,14 +49,17 @@ public final class AgentSandboxServer implements AutoCloseable {
   private final RunService runs;
   private final ExecutorService runExecutor;
   private final AutoCloseable reaping;
+  private final Router router;
 
   private AgentSandboxServer(
       HttpServer http,
       ExecutorService executor,
       RunService runs,
       ExecutorService runExecutor,
-      AutoCloseable reaping) {
+      AutoCloseable reaping,
+      Router router) {
     this.http = http;
+    this.router = router;
     this.executor = executor;
     this.runs = runs;
     this.runExecutor = runExecutor;
@@ -107,6 +112,7 @@ public final class AgentSandboxServer implements AutoCloseable {
             ApiRoutes.table(
                 new HealthEndpoints(store),
                 metrics,
+                OpenApiDocument.load(),
                 new ConfigEndpoints(configs, mapper),
                 new AuditEndpoints(store, mapper),
                 new RunEndpoints(runs, mapper),
@@ -148,7 +154,12 @@ public final class AgentSandboxServer implements AutoCloseable {
         new Reaper(wiring.backends(), runs::isLive, store.audit(), Clock.systemUTC(), mapper);
     AutoCloseable reaping = wiring.reaping().apply(reaper::reapOnce);
     http.start();
-    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping);
+    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping, router);
+  }
+
+  /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
+  List<Route> routes() {
+    return router.routes();
   }
 
   /** The address actually bound (with the real port when 0 was asked for). */

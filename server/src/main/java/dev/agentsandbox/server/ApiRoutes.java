@@ -11,8 +11,9 @@ import dev.agentsandbox.server.run.TimelineEndpoints;
 import java.util.List;
 
 /**
- * The one route table: every endpoint with its method, path, the scope it needs (none for health
- * and metrics) and what answers. A new endpoint is one line here.
+ * The one route table: every endpoint with its method, path, the scope it needs (none for health,
+ * metrics and the OpenAPI document) and what answers. A new endpoint is one line here and an
+ * operation in {@code openapi.json}; the tests fail until both agree.
  */
 final class ApiRoutes {
   /** The agent sandbox feature: its configuration, and below it plan, run and runs. */
@@ -27,6 +28,7 @@ final class ApiRoutes {
   static List<Route> table(
       HealthEndpoints health,
       ServerMetrics metrics,
+      OpenApiDocument openApi,
       ConfigEndpoints config,
       AuditEndpoints audit,
       RunEndpoints runs,
@@ -37,6 +39,7 @@ final class ApiRoutes {
         new Route("GET", "/healthz", null, health::live),
         new Route("GET", "/readyz", null, health::ready),
         new Route("GET", "/metrics", null, request -> metrics.scrape()),
+        new Route("GET", OpenApiDocument.PATH, null, openApi::serve),
         new Route("GET", FEATURE, Scopes.READ, config::getSandbox),
         new Route("PUT", FEATURE, Scopes.CONFIGURE, config::putSandbox),
         new Route("GET", EGRESS_POLICY, Scopes.READ, config::getEgressPolicy),

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.server.AgentSandboxServer;
+import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.AuditQuery;
@@ -31,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class RunRefusalTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
-  private final HttpClient http = HttpClient.newHttpClient();
+  private final HttpClient http = ContractCheckedHttpClient.create();
   private Store store;
   private AgentSandboxServer server;
   private String admin;
