@@ -55,8 +55,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The run contract through the real API: labels in, a run token that reads only its own run and
- * dies with it, artifacts listed and downloaded with their hash, and the timeline. The backend is
- * a small real implementation of the SPI that runs nothing and waits for the test to let it end.
+ * dies with it, artifacts listed and downloaded with their hash, and the timeline. The backend is a
+ * small real implementation of the SPI that runs nothing and waits for the test to let it end.
  */
 class RunContractApiTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -99,8 +99,7 @@ class RunContractApiTest {
   }
 
   @Test
-  void aRunsTokenReadsOnlyItsRunAndDiesWithItAndItsOutputsAndTimelineAreThere()
-      throws Exception {
+  void aRunsTokenReadsOnlyItsRunAndDiesWithItAndItsOutputsAndTimelineAreThere() throws Exception {
     HttpResponse<String> put =
         send(
             "PUT",
@@ -152,11 +151,7 @@ class RunContractApiTest {
     assertThat(file.body()).isEqualTo(RESULT);
     assertThat(file.headers().firstValue("X-Agent-Sandbox-Sha256")).contains(sha);
     assertThat(
-            send(
-                    "GET",
-                    BASE + "/runs/" + runId + "/artifacts/file?path=..%2Fsecret",
-                    admin,
-                    null)
+            send("GET", BASE + "/runs/" + runId + "/artifacts/file?path=..%2Fsecret", admin, null)
                 .statusCode())
         .isEqualTo(400);
 
@@ -177,8 +172,7 @@ class RunContractApiTest {
             send("GET", "/api/admin/platform/audit?label=task-ref=T-42", admin, null).body());
     assertThat(byLabel.get("rows")).isNotEmpty();
     byLabel.get("rows").forEach(r -> assertThat(r.get("run_id").asText()).isEqualTo(runId));
-    assertThat(
-            send("GET", "/api/admin/platform/audit?label=bad%20key=x", admin, null).statusCode())
+    assertThat(send("GET", "/api/admin/platform/audit?label=bad%20key=x", admin, null).statusCode())
         .isEqualTo(400);
   }
 
@@ -207,7 +201,8 @@ class RunContractApiTest {
 
   private HttpResponse<String> send(String method, String path, String token, String body)
       throws Exception {
-    return http.send(request(method, path, token, body).build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(
+        request(method, path, token, body).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   /** Launches at once, holds the workload until the test releases it, leaves one output file. */
@@ -229,7 +224,10 @@ class RunContractApiTest {
     @Override
     public SandboxPlan plan(RunSpec spec) {
       return new SandboxPlan(
-          "docker", "runc", Isolation.CONTAINER, List.of(new Manifest("held", spec.runId(), Map.of())));
+          "docker",
+          "runc",
+          Isolation.CONTAINER,
+          List.of(new Manifest("held", spec.runId(), Map.of())));
     }
 
     @Override
