@@ -17,9 +17,9 @@ import java.util.List;
  *       dropped;
  *   <li>through the host: nothing is forwarded from or to a tap (no other VM, no outside address,
  *       no metadata address);
- *   <li>the proxies themselves (by uid) reach no private, loopback, link-local or special-purpose
- *       address except their own VM on its tap, the destinations the run declares internal, and the
- *       host's name servers on port 53.
+ *   <li>the proxies themselves (by uid) open no connection to a private, loopback, link-local or
+ *       special-purpose address except the destinations the run declares internal and the host's
+ *       name servers on port 53 (answers on connections made to them are not restricted).
  * </ul>
  */
 final class NftFence {
@@ -76,7 +76,6 @@ final class NftFence {
     lines.add("table " + FAMILY + " " + TABLE + " {");
     lines.add("  set vm_sources { typeof iifname . ip saddr; }");
     lines.add("  set vm_proxy { typeof iifname . ip saddr . ip daddr . tcp dport; }");
-    lines.add("  set proxy_replies { typeof meta skuid . oifname . ip daddr; }");
     lines.add("  set proxy_exempt { typeof meta skuid . ip daddr; flags interval; }");
     lines.add("  set resolvers { type ipv4_addr; flags interval; }");
     lines.add("  set private4 { type ipv4_addr; flags interval; }");
@@ -126,7 +125,9 @@ final class NftFence {
     lines.add("    meta skuid " + proxyUidFirst + "-" + proxyUidLast + " jump proxy_out");
     lines.add("  }");
     lines.add("  chain proxy_out {");
-    lines.add("    meta skuid . oifname . ip daddr @proxy_replies accept");
+    // Answers on connections made to the proxy (its VM's, or the host's own health checks); what
+    // the proxy itself connects to is judged below.
+    lines.add("    ct direction reply accept");
     lines.add("    meta skuid . ip daddr @proxy_exempt accept");
     lines.add("    ip daddr @resolvers udp dport 53 accept");
     lines.add("    ip daddr @resolvers tcp dport 53 accept");
@@ -160,10 +161,6 @@ final class NftFence {
         new String[] {
           "vm_proxy",
           tap + " . " + slot.guestAddress() + " . " + slot.hostAddress() + " . " + slot.proxyPort()
-        });
-    elements.add(
-        new String[] {
-          "proxy_replies", slot.proxyUid() + " . " + tap + " . " + slot.guestAddress()
         });
     for (String cidr : slot.internalCidrs()) {
       if (!cidr.contains(":")) {
