@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Sandboxed runs against bare `docker run --rm` of the same image and command, for runc and (when
-# the daemon has it) runsc: median launch-to-first-output and whole-run time over N runs.
-#   bench/run-bench.sh [RUNS]        (default 10; needs a Docker daemon and images/build.sh's images)
+# the daemon has it) runsc, and the microVM backend (software emulation here, `qemu-tcg`, beside
+# bare runc; its column adds the VMM's resident memory): median launch-to-first-output and
+# whole-run time over N runs.
+#   bench/run-bench.sh [RUNS]        (default 10; needs a Docker daemon and images/build.sh's images;
+#                                     the microVM column needs scripts/install-host.sh's guest kernel)
 # Prints one JSON line per runtime; the numbers go to docs/benchmarks.md by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,14 +27,15 @@ stop_serve() {
 }
 trap 'stop_serve; rm -rf "$WORK"' EXIT
 
-# bench RUNTIME GVISOR_NAME: a fresh control plane whose Docker backend looks for gVisor under
-# GVISOR_NAME (a name the daemon lacks means runc), one agent, then the driver.
+# bench RUNTIME GVISOR_NAME [BACKEND ACCEL BARE]: a fresh control plane whose Docker backend looks
+# for gVisor under GVISOR_NAME (a name the daemon lacks means runc) and whose microVM backend uses
+# ACCEL (default off), one agent on BACKEND (default docker), then the driver.
 bench() {
-  local runtime=$1 gvisor=$2 dir="$WORK/$1" url=
+  local runtime=$1 gvisor=$2 backend=${3:-docker} accel=${4:-off} bare=${5:-$1} dir="$WORK/$1" url=
   mkdir -p "$dir"
   "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$JAR" serve --listen 127.0.0.1:0 \
     --db "jdbc:sqlite:$dir/store.db" --data-dir "$dir" --instance-id "bench-$runtime-$$" \
-    --docker-gvisor-runtime "$gvisor" >"$dir/serve.log" 2>&1 &
+    --docker-gvisor-runtime "$gvisor" --microvm-accel "$accel" >"$dir/serve.log" 2>&1 &
   SERVE_PID=$!
   for _ in $(seq 1 240); do
     url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$dir/serve.log" | head -n 1)
@@ -44,8 +48,8 @@ bench() {
   token=$(cat "$dir/admin-token")
   curl -sSf -X PUT "$url/api/admin/platform/agent-sandbox" -H "Authorization: Bearer $token" \
     -H 'Content-Type: application/json' \
-    -d '{"enabled": true, "backend": "docker", "reason": "bench", "agents": {"bench": {"allow": [], "image": "agent-sandbox/workload:dev", "ttl_seconds": 120}}}' >/dev/null
-  python3 bench/run-bench.py "$url" "$token" bench "$runtime" "$RUNS"
+    -d '{"enabled": true, "backend": "'"$backend"'", "reason": "bench", "agents": {"bench": {"allow": [], "image": "agent-sandbox/workload:dev", "ttl_seconds": 300}}}' >/dev/null
+  python3 bench/run-bench.py "$url" "$token" bench "$runtime" "$RUNS" "$bare"
   stop_serve
 }
 
@@ -54,4 +58,9 @@ if docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
   bench runsc runsc
 else
   echo '{"runtime": "runsc", "skipped": "the daemon has no runsc runtime"}'
+fi
+if [ -f /var/lib/agent-sandbox/microvm/kernel/vmlinuz ] && command -v qemu-system-x86_64 >/dev/null; then
+  bench qemu-tcg no-such-runtime microvm tcg runc
+else
+  echo '{"runtime": "qemu-tcg", "skipped": "no guest kernel or QEMU (scripts/install-host.sh)"}'
 fi

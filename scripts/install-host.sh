@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Prepares a Debian/Ubuntu host for the Docker backend: installs docker.io and runsc (and what
 # images/build.sh needs: busybox-static, curl, iproute2 for the tests) when they are missing, registers runsc as a Docker runtime and starts dockerd if no daemon answers.
+# For the microVM backend (docs/backends/microvm.md) it installs qemu-system-x86, nftables,
+# util-linux and e2fsprogs, unpacks Debian's cloud kernel into /var/lib/agent-sandbox/microvm/kernel
+# (never into /boot) and opens /dev/net/tun to the VMMs' group.
 #
 # Idempotent: safe to run twice and on a host whose dockerd already runs (then the daemon is left
 # alone; if runsc had to be registered the script says a restart is needed instead of restarting a

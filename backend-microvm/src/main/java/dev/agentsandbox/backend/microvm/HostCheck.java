@@ -178,15 +178,21 @@ final class HostCheck {
                 "socket,id=status,path=" + socket,
                 "-device",
                 "virtserialport,chardev=status,name=asb-status");
-        qemu = new ProcessBuilder(command).redirectErrorStream(true).start();
-        byte[] vmmOutput = qemu.getInputStream().readNBytes(4096);
+        Path log = dir.resolve("vmm.log");
+        qemu =
+            new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        // A KVM that cannot run the guest may leave QEMU paused rather than exiting: bounded wait.
         boolean exited = qemu.waitFor(60, TimeUnit.SECONDS);
         status.awaitEnd(2_000);
         String reported;
         synchronized (received) {
           reported = received.toString(StandardCharsets.UTF_8);
         }
-        if (exited && reported.contains("probe ok")) {
+        byte[] vmmOutput = Files.readAllBytes(log);
+        if (reported.contains("probe ok")) {
           return new Probe(
               MicroVmBackend.NAME,
               true,
@@ -194,10 +200,8 @@ final class HostCheck {
               backend.vmm().runtime(),
               "QEMU microvm: a guest booted under KVM");
         }
-        String why =
-            !exited
-                ? "no report within 60 s"
-                : HostCommands.truncate(new String(vmmOutput, StandardCharsets.UTF_8).strip());
+        String said = HostCommands.truncate(new String(vmmOutput, StandardCharsets.UTF_8).strip());
+        String why = exited ? said : ("no report within 60 s; QEMU said: " + said).strip();
         return Probe.unavailable(
             MicroVmBackend.NAME,
             "booting a guest under KVM: "
