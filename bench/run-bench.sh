@@ -3,14 +3,18 @@
 # the daemon has it) runsc, and the microVM backend (software emulation here, `qemu-tcg`, beside
 # bare runc; its column adds the VMM's resident memory): median launch-to-first-output and
 # whole-run time over N runs.
-#   bench/run-bench.sh [RUNS]        (default 10; needs a Docker daemon and images/build.sh's images;
-#                                     the microVM column needs scripts/install-host.sh's guest kernel)
+#   bench/run-bench.sh [RUNS [COLUMN...]]   (RUNS default 10; COLUMNs among runc runsc qemu-tcg,
+#                                     default all; needs a Docker daemon and images/build.sh's
+#                                     images; the microVM column needs install-host.sh's guest kernel)
 # Prints one JSON line per runtime; the numbers go to docs/benchmarks.md by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/jdk.sh
 asb_find_jdk runtime
 RUNS=${1:-10}
+shift $(( $# > 0 ? 1 : 0 ))
+COLUMNS=" ${*:-runc runsc qemu-tcg} "
+wanted() { [[ "$COLUMNS" == *" $1 "* ]]; }
 JAR=cli/target/agent-sandbox.jar
 [ -f "$JAR" ] || { asb_find_jdk jdk; ./mvnw -B -q -pl cli -am package -DskipTests; }
 docker image inspect agent-sandbox/workload:dev agent-sandbox/proxy:dev >/dev/null 2>&1 ||
@@ -53,13 +57,19 @@ bench() {
   stop_serve
 }
 
-bench runc no-such-runtime
-if docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+if wanted runc; then
+  bench runc no-such-runtime
+fi
+if ! wanted runsc; then
+  :
+elif docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
   bench runsc runsc
 else
   echo '{"runtime": "runsc", "skipped": "the daemon has no runsc runtime"}'
 fi
-if [ -f /var/lib/agent-sandbox/microvm/kernel/vmlinuz ] && command -v qemu-system-x86_64 >/dev/null; then
+if ! wanted qemu-tcg; then
+  :
+elif [ -f /var/lib/agent-sandbox/microvm/kernel/vmlinuz ] && command -v qemu-system-x86_64 >/dev/null; then
   bench qemu-tcg no-such-runtime microvm tcg runc
 else
   echo '{"runtime": "qemu-tcg", "skipped": "no guest kernel or QEMU (scripts/install-host.sh)"}'

@@ -203,7 +203,11 @@ public final class MicroVmBackend implements SandboxBackend {
         }
         Placement placement = Placement.of(slot, pool, config);
         Path dir = config.runDir().resolve(spec.runId());
-        Files.createDirectory(dir);
+        // Others may pass through (the VMM and the proxy reach their files) but not list it.
+        Files.createDirectory(
+            dir,
+            java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x")));
         new RunRecord(
                 spec.runId(),
                 spec.agent(),

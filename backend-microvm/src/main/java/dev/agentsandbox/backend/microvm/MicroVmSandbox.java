@@ -5,6 +5,7 @@ import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxException;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import dev.agentsandbox.backend.UnableToTearDownSandboxException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -97,10 +98,12 @@ final class MicroVmSandbox implements Sandbox {
       }
 
       step = "writing the run's initramfs " + layout.initramfs();
+      int vmmUid = Integer.parseInt(layout.placement().vmmUid());
+      // It holds the run's environment: readable by the run's VMM alone.
       Files.write(layout.initramfs(), initramfs);
       Files.setPosixFilePermissions(
-          layout.initramfs(), PosixFilePermissions.fromString("rw-r--r--"));
-      int vmmUid = Integer.parseInt(layout.placement().vmmUid());
+          layout.initramfs(), PosixFilePermissions.fromString("r--------"));
+      Files.setAttribute(layout.initramfs(), "unix:uid", vmmUid);
       Files.createDirectory(layout.vmmDir());
       Files.setAttribute(layout.vmmDir(), "unix:uid", vmmUid);
       step = "opening the guest's channels in " + layout.dir();
@@ -275,7 +278,7 @@ final class MicroVmSandbox implements Sandbox {
       }
     }
     if (!problems.isEmpty()) {
-      throw new SandboxException(
+      throw new UnableToTearDownSandboxException(
           "removing the microVM of run "
               + runId
               + ": "

@@ -2,11 +2,11 @@ package dev.agentsandbox.backend.microvm;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
+import dev.agentsandbox.policy.config.ProxyPolicy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -81,19 +81,26 @@ final class VmLayout {
     return spec.resources().memoryMb() + config.guestOverheadMb();
   }
 
-  /** The proxy's policy document ({@code --policy FILE}, see docs/proxy.md). */
+  /**
+   * The proxy's policy document ({@code --policy FILE}, see docs/proxy.md): the run's, listening
+   * only on the tap's host address.
+   */
   String proxyPolicyJson() {
-    EgressPolicy egress = spec.egress();
-    Map<String, Object> policy = new LinkedHashMap<>();
-    policy.put("listen", placement.hostAddress() + ":" + config.proxyPort());
-    policy.put("allow", egress.allow().asStrings());
-    policy.put("instance_allow", egress.instanceAllow().map(list -> list.asStrings()).orElse(null));
-    policy.put("internal_cidrs", egress.internalCidrs());
-    policy.put("hosts", new TreeMap<>(egress.hosts()));
-    policy.put("run_id", spec.runId());
-    policy.put("decisions", "-");
+    ProxyPolicy forRun = ProxyPolicy.forRun(spec.egress(), spec.runId(), config.proxyPort());
+    ProxyPolicy policy =
+        new ProxyPolicy(
+            placement.hostAddress() + ":" + config.proxyPort(),
+            forRun.allow(),
+            forRun.instanceAllow(),
+            forRun.internalCidrs(),
+            forRun.hosts(),
+            forRun.dnsServer(),
+            forRun.runId(),
+            forRun.decisions(),
+            forRun.metrics(),
+            forRun.limits());
     try {
-      return JSON.writeValueAsString(policy);
+      return JSON.writeValueAsString(policy.toTree());
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("serializing the proxy policy cannot fail for plain maps", e);
     }

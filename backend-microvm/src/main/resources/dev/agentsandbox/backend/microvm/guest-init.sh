@@ -99,7 +99,8 @@ echo "ready" >/dev/asb-status
 eval "set -- $(cat /asb/argv)" || fail "reading /asb/argv"
 environment=$(cat /asb/envv) || fail "reading /asb/envv"
 (
-  echo $$ >/sys/fs/cgroup/workload/cgroup.procs || exit 125
+  # "0" moves the writer itself: this subshell. ($$ would be the init's own pid, PID 1.)
+  echo 0 >/sys/fs/cgroup/workload/cgroup.procs || exit 125
   eval "exec env -i $environment setpriv --nnp nsenter -r/newroot -w/newroot/workspace \
     -S \"\$ASB_UID\" -G \"\$ASB_GID\" -- \"\$@\""
 ) </dev/null >/dev/asb-out 2>&1

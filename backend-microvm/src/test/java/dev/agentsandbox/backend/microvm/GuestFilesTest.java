@@ -39,9 +39,11 @@ class GuestFilesTest {
   void quotingKeepsEveryArgumentAsItIs(String argument) throws Exception {
     java.nio.file.Path argv = java.nio.file.Files.createTempFile("argv", "");
     try {
-      java.nio.file.Files.writeString(argv, GuestFiles.quote(argument) + " " + GuestFiles.quote("x"));
+      java.nio.file.Files.writeString(
+          argv, GuestFiles.quote(argument) + " " + GuestFiles.quote("x"));
       // Exactly what the guest init does with /asb/argv.
-      String out = sh("eval \"set -- $(cat " + argv + ")\"; printf '%s|%s|%s' \"$#\" \"$1\" \"$2\"");
+      String out =
+          sh("eval \"set -- $(cat " + argv + ")\"; printf '%s|%s|%s' \"$#\" \"$1\" \"$2\"");
       assertThat(out).isEqualTo("2|" + argument + "|x");
     } finally {
       java.nio.file.Files.delete(argv);

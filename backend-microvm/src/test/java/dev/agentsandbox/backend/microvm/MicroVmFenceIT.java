@@ -8,9 +8,9 @@ import static dev.agentsandbox.backend.microvm.MicroVmItSupport.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.backend.Completion;
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.microvm.MicroVmItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.RunEgress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -199,17 +199,19 @@ class MicroVmFenceIT {
               assertThat(s.output()).doesNotContain("hello from upstream");
             }));
     rows.put(
-        "the command runs as nobody, with no capabilities and no new privileges",
+        "the command runs as nobody, with no capabilities, no new privileges, in the capped cgroup",
         new Row(
             "identity",
-            "id -u; grep -E '^(CapEff|CapPrm|CapAmb|NoNewPrivs)' /proc/self/status",
+            "id -u; grep -E '^(CapEff|CapPrm|CapAmb|NoNewPrivs)' /proc/self/status;"
+                + " cat /proc/self/cgroup",
             s ->
                 assertThat(s.output())
                     .as(s.toString())
                     .contains("65534")
                     .contains("CapEff:\t0000000000000000")
                     .contains("CapPrm:\t0000000000000000")
-                    .contains("NoNewPrivs:\t1")));
+                    .contains("NoNewPrivs:\t1")
+                    .contains("0::/workload")));
     rows.put(
         "the root file system is read-only; /tmp and /workspace are writable",
         new Row(
@@ -380,8 +382,8 @@ class MicroVmFenceIT {
                     smallCaps(),
                     Duration.ofMinutes(20)),
                 B_OUT);
-    EgressPolicy egress =
-        new EgressPolicy(
+    RunEgress egress =
+        new RunEgress(
             AllowList.parse(List.of("upstream.test:" + drill.upstreamPort())),
             Optional.empty(),
             List.of(FenceDrill.UPSTREAM_CIDR),
@@ -449,7 +451,7 @@ class MicroVmFenceIT {
             "the tap's host address answers on no port but the proxy's",
             "a second concurrent VM's workload is unreachable",
             "a second concurrent VM's proxy is unreachable",
-            "the command runs as nobody, with no capabilities and no new privileges",
+            "the command runs as nobody, with no capabilities, no new privileges, in the capped cgroup",
             "the root file system is read-only; /tmp and /workspace are writable",
             "the guest has no IPv6",
             "control: the second VM serves on its own address and its proxy answers it (from inside)",

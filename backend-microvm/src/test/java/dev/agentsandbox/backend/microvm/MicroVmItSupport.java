@@ -3,12 +3,12 @@ package dev.agentsandbox.backend.microvm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.Probe;
-import dev.agentsandbox.backend.Resources;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -71,7 +71,7 @@ final class MicroVmItSupport {
   }
 
   static RunSpec spec(
-      String runId, List<String> command, EgressPolicy egress, Resources resources, Duration ttl) {
+      String runId, List<String> command, RunEgress egress, Resources resources, Duration ttl) {
     return new RunSpec(
         runId,
         "it-agent",
@@ -85,8 +85,8 @@ final class MicroVmItSupport {
         false);
   }
 
-  static EgressPolicy noEgress() {
-    return new EgressPolicy(AllowList.EMPTY, Optional.empty(), List.of(), Map.of());
+  static RunEgress noEgress() {
+    return new RunEgress(AllowList.EMPTY, Optional.empty(), List.of(), Map.of());
   }
 
   static Resources smallCaps() {

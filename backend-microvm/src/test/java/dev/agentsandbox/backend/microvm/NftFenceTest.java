@@ -9,7 +9,13 @@ class NftFenceTest {
   private final NftFence fence = new NftFence(2_100_000, 2_100_063);
   private final NftFence.Slot slot =
       new NftFence.Slot(
-          "abc123", "asbv3", "10.213.0.14", "10.213.0.13", 3128, 2_100_003, List.of("198.18.78.0/24", "fd00::/8"));
+          "abc123",
+          "asbv3",
+          "10.213.0.14",
+          "10.213.0.13",
+          3128,
+          2_100_003,
+          List.of("198.18.78.0/24", "fd00::/8"));
 
   @Test
   void theTableIsTheProjectsOwnAndTouchesNoOther() {
@@ -23,7 +29,8 @@ class NftFenceTest {
   void tapsReachOnlyTheirProxyAndNothingIsForwarded() {
     String table = fence.table(List.of());
     assertThat(table)
-        .contains("iifname \"asbv*\" iifname . ip saddr . ip daddr . tcp dport @vm_proxy accept\n    iifname \"asbv*\" drop")
+        .contains(
+            "iifname \"asbv*\" iifname . ip saddr . ip daddr . tcp dport @vm_proxy accept\n    iifname \"asbv*\" drop")
         .contains("iifname \"asbv*\" drop\n    oifname \"asbv*\" drop")
         .contains("iifname \"asbv*\" meta nfproto != ipv4 drop")
         .contains("iifname \"asbv*\" iifname . ip saddr != @vm_sources drop");
