@@ -82,6 +82,13 @@ mkdir -p "$MICROVM_DIR/cache" && chmod 0755 "$MICROVM_DIR" "$MICROVM_DIR/cache" 
 # The VMMs run as unprivileged uids in group $MICROVM_VMM_GID; only that group may open the tun
 # device (Debian's udev default is 0666 for everyone; containers often have 0600 for root).
 chgrp "$MICROVM_VMM_GID" /dev/net/tun && chmod 0660 /dev/net/tun
+# Under KVM the VMMs also open /dev/kvm, as members of its group: Debian's udev default is
+# root:kvm 0660; where it is root's alone (containers), give it to the kvm group.
+if [ -e /dev/kvm ] && [ "$(stat -c %g /dev/kvm)" = 0 ]; then
+  getent group kvm >/dev/null || groupadd --system kvm
+  chgrp kvm /dev/kvm && chmod 0660 /dev/kvm
+  log "gave /dev/kvm to the kvm group (mode 0660)"
+fi
 
 # --- register runsc -------------------------------------------------------------------------
 # Debian's runsc cannot set up its own network stack inside this kind of VM ("cannot run with

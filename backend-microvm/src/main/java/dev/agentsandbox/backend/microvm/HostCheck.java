@@ -70,10 +70,16 @@ final class HostCheck {
     } catch (IOException e) {
       missing.add("/dev/net/tun is missing (no tun driver)");
     }
-    if (!config.emulated() && !Files.exists(Path.of("/dev/kvm"))) {
-      missing.add(
-          "/dev/kvm is missing (no hardware virtualization; serve --microvm-accel tcg"
-              + " emulates the CPU in software instead)");
+    if (!config.emulated()) {
+      if (!Files.exists(Path.of("/dev/kvm"))) {
+        missing.add(
+            "/dev/kvm is missing (no hardware virtualization; serve --microvm-accel tcg"
+                + " emulates the CPU in software instead)");
+      } else if (QemuMicroVm.groups(config).equals("--clear-groups")) {
+        missing.add(
+            "/dev/kvm belongs to root's group, so no unprivileged VMM may open it"
+                + " (scripts/install-host.sh gives it to the kvm group, mode 0660)");
+      }
     }
     return missing;
   }
@@ -146,7 +152,7 @@ final class HostCheck {
                 Integer.toString(config.vmmUidBase()),
                 "--regid",
                 Integer.toString(config.vmmGid()),
-                "--clear-groups",
+                QemuMicroVm.groups(config),
                 "--inh-caps=-all",
                 "--bounding-set=-all",
                 "--no-new-privs",

@@ -22,6 +22,22 @@ final class QemuMicroVm implements Vmm {
     return "qemu-" + config.accel();
   }
 
+  /**
+   * The VMM's supplementary groups: none under TCG; under KVM the group of {@code /dev/kvm} (the
+   * {@code kvm} group that scripts/install-host.sh gives it), never root's.
+   */
+  static String groups(MicroVmConfig config) {
+    if (config.emulated()) {
+      return "--clear-groups";
+    }
+    try {
+      Object gid = java.nio.file.Files.getAttribute(java.nio.file.Path.of("/dev/kvm"), "unix:gid");
+      return gid instanceof Integer g && g != 0 ? "--groups=" + g : "--clear-groups";
+    } catch (java.io.IOException | RuntimeException e) {
+      return "--clear-groups";
+    }
+  }
+
   @Override
   public List<String> commandLine(VmRequest vm) {
     List<String> command = new ArrayList<>();
@@ -32,7 +48,7 @@ final class QemuMicroVm implements Vmm {
             vm.uid(),
             "--regid",
             vm.gid(),
-            "--clear-groups",
+            groups(config),
             "--inh-caps=-all",
             "--bounding-set=-all",
             "--no-new-privs",
