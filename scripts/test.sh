@@ -26,6 +26,8 @@ fi
 pg_env=$(scripts/services/postgres.sh start)
 eval "$pg_env"
 
+# Also prepares the microVM backend (install-host.sh: QEMU, nftables, the guest kernel); its ITs
+# fail, never skip, when this host cannot boot a VM or create a tap.
 scripts/services/docker.sh start
 stops+=("scripts/services/docker.sh stop")
 

@@ -87,6 +87,17 @@ final class ServeCommand implements Callable<Integer> {
   String dockerGvisorRuntime;
 
   @Option(
+      names = "--microvm-accel",
+      paramLabel = "kvm|tcg|off",
+      description =
+          "How the microvm backend runs its VMs: kvm (hardware virtualization, used by auto once a"
+              + " guest has booted under it), tcg (software emulation, for hosts without usable"
+              + " KVM and for tests; never picked by auto, a configuration must name"
+              + " backend: microvm) or off (default: ${DEFAULT-VALUE})",
+      defaultValue = "kvm")
+  String microvmAccel;
+
+  @Option(
       names = "--reap-every",
       paramLabel = "SECONDS",
       description = "How often the reaper looks for leftovers (default: ${DEFAULT-VALUE})",
