@@ -14,7 +14,17 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROXY_IMAGE=${AGENT_SANDBOX_PROXY_IMAGE:-agent-sandbox/proxy:dev}
 WORK=$(mktemp -d /tmp/agent-sandbox-images.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+# The AOT training's container and staging image, removed also when the build is interrupted.
+TRAINING_CONTAINER=agent-sandbox-aot-training-$$
+TRAINING_IMAGE=agent-sandbox/proxy:aot-training-$$
+cleanup() {
+  if [ -n "${TRAINING_STARTED:-}" ]; then
+    docker rm -f "$TRAINING_CONTAINER" >/dev/null 2>&1 || true
+    docker rmi "$TRAINING_IMAGE" >/dev/null 2>&1 || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
 
 log() { printf 'images: %s\n' "$*" >&2; }
 die() { printf 'images: %s\n' "$*" >&2; exit 1; }
@@ -152,10 +162,12 @@ PROXY_JVM_FLAGS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:C
 # upstream on loopback, no network: --network none) and stops it; the JVM writes the cache on
 # exit. A JVM that cannot use the cache (another JDK build) warns and starts without it.
 train_aot_cache() {
-  local rootfs=$1 stage=agent-sandbox/proxy:aot-training-$$ out=$WORK/aot
+  local rootfs=$1 out=$WORK/aot
   mkdir -p "$out"
   chmod 777 "$out"
-  tar -C "$rootfs" --numeric-owner -c . | docker import -m 'agent-sandbox proxy AOT training' - "$stage" >/dev/null
+  TRAINING_STARTED=1
+  tar -C "$rootfs" --numeric-owner -c . \
+    | docker import -m 'agent-sandbox proxy AOT training' - "$TRAINING_IMAGE" >/dev/null
   cat >"$out/train.sh" <<SH
 #!/bin/sh
 cd /tmp
@@ -176,13 +188,15 @@ wait \$java
 exit 0
 SH
   chmod 755 "$out/train.sh"
-  local status=0 container=agent-sandbox-aot-training-$$
+  local status=0
   # 1 GiB: the JVM that writes the cache is a second JVM beside the trained one.
-  timeout 600 docker run --name "$container" --network none --user 65534:65534 --memory 1g \
+  timeout 600 docker run --name "$TRAINING_CONTAINER" --network none --user 65534:65534 --memory 1g \
     --label agent-sandbox.image-build=aot-training \
-    -v "$out:/aot" --entrypoint /bin/sh "$stage" /aot/train.sh >"$out/docker.log" 2>&1 || status=$?
-  docker rm -f "$container" >/dev/null 2>&1 || true
-  docker rmi "$stage" >/dev/null 2>&1 || true
+    -v "$out:/aot" --entrypoint /bin/sh "$TRAINING_IMAGE" /aot/train.sh >"$out/docker.log" 2>&1 \
+    || status=$?
+  docker rm -f "$TRAINING_CONTAINER" >/dev/null 2>&1 || true
+  docker rmi "$TRAINING_IMAGE" >/dev/null 2>&1 || true
+  TRAINING_STARTED=
   if [ "$status" != 0 ] || [ ! -s "$out/proxy.aot" ]; then
     cat "$out/docker.log" "$out/java.log" >&2 2>/dev/null || true
     die "building the proxy image: the AOT training run wrote no cache (exit $status; its output is above)"
