@@ -139,6 +139,47 @@ class ProxyProcessIT {
     }
   }
 
+  /**
+   * The proxy image's launcher form, exactly {@code --policy FILE}, which skips the command-line
+   * parser: it must serve, refuse and stop like the parsed form.
+   */
+  @Test
+  void thePolicyFileFormServesAndRefuses() throws Exception {
+    try (Upstream api = Upstream.http(Fixture.PERMITTED, "api")) {
+      Path policy = temp.resolve("policy.json");
+      Files.writeString(
+          policy,
+          """
+          {"listen": "127.0.0.1:0", "allow": ["api.test:%d"], "internal_cidrs": ["127.0.0.2/32"],
+           "hosts": {"api.test": ["127.0.0.2"], "other.test": ["127.0.0.2"]}}
+          """
+              .formatted(api.port()));
+      Process process =
+          new ProcessBuilder(
+                  java(), "-Xmx64m", "-jar", JAR.toString(), "--policy", policy.toString())
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      try {
+        BufferedReader err =
+            new BufferedReader(
+                new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8));
+        String ready = err.readLine();
+        assertThat(ready).isNotNull();
+        Matcher matcher = READY.matcher(ready);
+        assertThat(matcher.matches()).as(ready).isTrue();
+        String proxy = "http://127.0.0.1:" + matcher.group(1);
+        assertThat(curl(proxy, "http://api.test:" + api.port() + "/p"))
+            .startsWith("HTTP/1.1 200")
+            .contains("hello from api");
+        assertThat(curl(proxy, "http://other.test:" + api.port() + "/p"))
+            .startsWith("HTTP/1.1 403");
+      } finally {
+        process.destroy();
+        assertThat(process.waitFor(20, TimeUnit.SECONDS)).isTrue();
+      }
+    }
+  }
+
   @Test
   void badInputExitsWithTwoAndOneLine() throws Exception {
     Process process =
