@@ -1,6 +1,7 @@
 package dev.agentsandbox.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -89,14 +91,11 @@ class ProxyProcessIT {
         assertThat(curl(proxy, "http://evil.test:" + api.port() + "/proc"))
             .startsWith("HTTP/1.1 403");
 
-        List<JsonNode> lines = new ArrayList<>();
-        for (int i = 0; i < 250 && lines.size() < 3; i++) {
-          lines.clear();
-          for (String line : Files.readAllLines(decisions)) {
-            lines.add(new ObjectMapper().readTree(line));
-          }
-          Thread.sleep(20);
-        }
+        List<JsonNode> lines =
+            await("three decision lines")
+                .atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> decisionLines(decisions), read -> read.size() >= 3);
         assertThat(lines)
             .extracting(n -> n.get("reason").asText())
             .containsExactlyInAnyOrder("allowed", "not-allowed", "non-public-address");
@@ -192,6 +191,14 @@ class ProxyProcessIT {
     assertThat(process.exitValue()).isEqualTo(2);
     assertThat(err.strip().lines())
         .containsExactly("agent-sandbox proxy: --allow[0] '*': a bare * is refused");
+  }
+
+  private static List<JsonNode> decisionLines(Path decisions) throws Exception {
+    List<JsonNode> lines = new ArrayList<>();
+    for (String line : Files.readAllLines(decisions)) {
+      lines.add(new ObjectMapper().readTree(line));
+    }
+    return lines;
   }
 
   private static String curl(String proxy, String url) throws Exception {

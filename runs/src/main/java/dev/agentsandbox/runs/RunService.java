@@ -59,16 +59,11 @@ public final class RunService {
    * What a run of this request would create, without creating anything; see {@link
    * RunAdmission#plan}.
    */
-  public ObjectNode plan(RunRequest request) {
+  public PlanView plan(RunRequest request) {
     RunAdmission.Planned planned = admission.plan(request);
     SandboxPlan plan = planned.selection().backend().plan(planned.spec());
     return RunViews.plan(
-        json,
-        planned.spec(),
-        plan,
-        planned.selection().probe(),
-        planned.enabled(),
-        planned.configured());
+        planned.spec(), plan, planned.selection().probe(), planned.enabled(), planned.configured());
   }
 
   /**
@@ -82,7 +77,7 @@ public final class RunService {
   }
 
   /** Starts a run and waits for it to end; returns its result. */
-  public ObjectNode run(String actor, RunRequest request) throws InterruptedException {
+  public RunView run(String actor, RunRequest request) throws InterruptedException {
     LiveRun run = launch(actor, request);
     try {
       run.done.get();
@@ -120,10 +115,10 @@ public final class RunService {
   }
 
   /** The run's state and, once it ended, its result. */
-  public ObjectNode view(String runId) {
+  public RunView view(String runId) {
     Optional<LiveRun> known = live.held(runId);
     if (known.isPresent()) {
-      return RunViews.run(json, known.get());
+      return RunViews.run(known.get());
     }
     RunRecord record =
         (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())

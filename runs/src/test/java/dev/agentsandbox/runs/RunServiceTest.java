@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.Isolation;
@@ -147,8 +146,8 @@ class RunServiceTest {
     return store.runs().find(runId).orElseThrow();
   }
 
-  private static String runId(JsonNode view) {
-    return view.get("run_id").asText();
+  private static String runId(RunView view) {
+    return view.record().runId();
   }
 
   // --- admission ---------------------------------------------------------------------------
@@ -236,7 +235,7 @@ class RunServiceTest {
       }
       // Both slots come back once the runs retire; a new run is admitted then.
       await().atMost(WAIT).until(() -> service.liveCount() == 0);
-      assertThat(service.run(ACTOR, request("ok")).get("status").asText()).isEqualTo("exited");
+      assertThat(service.run(ACTOR, request("ok")).record().status()).isEqualTo(RunStatus.EXITED);
     }
   }
 
@@ -246,12 +245,13 @@ class RunServiceTest {
   void aNormalExitIsRecordedAndTornDown() throws Exception {
     RunService service = service(4);
 
-    JsonNode view = service.run(ACTOR, request("ok"));
+    RunView view = service.run(ACTOR, request("ok"));
 
     String runId = runId(view);
-    assertThat(view.get("status").asText()).isEqualTo("exited");
-    assertThat(view.get("exit_status").asInt()).isZero();
-    assertThat(view.get("output_tail").asText()).isEqualTo("hello\n");
+    assertThat(view.record().status()).isEqualTo(RunStatus.EXITED);
+    assertThat(view.record().exitStatus()).isZero();
+    assertThat(view.outputTail()).isEqualTo("hello\n");
+    assertThat(view.live()).isPresent();
     RunRecord record = stored(runId);
     assertThat(record.status()).isEqualTo(RunStatus.EXITED);
     assertThat(record.outputTail()).isEqualTo("hello\n");

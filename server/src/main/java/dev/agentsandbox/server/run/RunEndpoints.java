@@ -1,7 +1,6 @@
 package dev.agentsandbox.server.run;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.agentsandbox.runs.RunIds;
@@ -12,7 +11,6 @@ import dev.agentsandbox.server.http.ApiException;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
-import dev.agentsandbox.store.RunRecord;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
@@ -30,17 +28,19 @@ public final class RunEndpoints {
 
   private final RunService runs;
   private final ObjectMapper mapper;
+  private final RunJson render;
   private final YAMLMapper yaml = new YAMLMapper();
 
   public RunEndpoints(RunService runs, ObjectMapper mapper) {
     this.runs = runs;
     this.mapper = mapper;
+    this.render = new RunJson(mapper);
   }
 
   /** {@code POST .../plan}: what a run would create; YAML with {@code Accept: application/yaml}. */
   public Response plan(Request request) throws IOException {
     RunRequest run = RunRequestReader.read(request.jsonBody());
-    ObjectNode plan = runs.plan(run);
+    ObjectNode plan = render.plan(runs.plan(run));
     String accept = request.header("Accept").orElse("").toLowerCase(Locale.ROOT);
     if (accept.contains("application/yaml") || accept.contains("application/x-yaml")) {
       return Response.text(200, "application/yaml", yaml.writeValueAsString(plan));
@@ -52,7 +52,8 @@ public final class RunEndpoints {
   public Response run(Request request) throws IOException {
     RunRequest run = RunRequestReader.read(request.jsonBody());
     try {
-      return Response.json(200, Json.bytes(mapper, runs.run(request.principal().name(), run)));
+      return Response.json(
+          200, Json.bytes(mapper, render.run(runs.run(request.principal().name(), run))));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted while waiting for the run");
@@ -76,25 +77,13 @@ public final class RunEndpoints {
   public Response list(Request request) {
     request.onlyQueryParams(Set.of("limit"));
     int limit = limit(request.query().get("limit"));
-    ArrayNode list = mapper.createArrayNode();
-    for (RunRecord record : runs.recent(limit)) {
-      ObjectNode item = list.addObject();
-      item.put("run_id", record.runId());
-      item.put("agent", record.agent());
-      item.put("status", record.status().wireName());
-      item.put("backend", record.backend());
-      item.put("created_at", record.createdAt().toString());
-      item.put("ended_at", record.endedAt() == null ? null : record.endedAt().toString());
-    }
-    ObjectNode body = mapper.createObjectNode();
-    body.set("runs", list);
-    return Response.json(200, Json.bytes(mapper, body));
+    return Response.json(200, Json.bytes(mapper, render.list(runs.recent(limit))));
   }
 
   /** {@code GET .../runs/{id}}: the run's state and, once ended, its result. */
   public Response get(Request request) {
     request.onlyQueryParams(Set.of());
-    return Response.json(200, Json.bytes(mapper, runs.view(runId(request))));
+    return Response.json(200, Json.bytes(mapper, render.run(runs.view(runId(request)))));
   }
 
   /** {@code DELETE .../runs/{id}}: kills a live run. */
