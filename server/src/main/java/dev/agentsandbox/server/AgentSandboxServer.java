@@ -111,7 +111,9 @@ public final class AgentSandboxServer implements AutoCloseable {
             new HealthEndpoints(store),
             metrics,
             new ConfigEndpoints(configs, mapper),
-            new AuditEndpoints(store, mapper)));
+            new AuditEndpoints(store, mapper),
+            new BackendEndpoints(wiring.backends(), mapper),
+            ConsoleAssets.fromClasspath()));
     routes.addAll(RunRoutes.table(new RunEndpoints(runs, mapper)));
     Router router = new Router(routes);
     ApiHandler handler =

@@ -19,8 +19,15 @@ final class ApiRoutes {
   private ApiRoutes() {}
 
   static List<Route> table(
-      HealthEndpoints health, ServerMetrics metrics, ConfigEndpoints config, AuditEndpoints audit) {
+      HealthEndpoints health,
+      ServerMetrics metrics,
+      ConfigEndpoints config,
+      AuditEndpoints audit,
+      BackendEndpoints backends,
+      ConsoleAssets console) {
     return List.of(
+        new Route("GET", "/", null, console::page),
+        new Route("GET", "/console/{name}", null, console::asset),
         new Route("GET", "/healthz", null, health::live),
         new Route("GET", "/readyz", null, health::ready),
         new Route("GET", "/metrics", null, request -> metrics.scrape()),
@@ -29,6 +36,8 @@ final class ApiRoutes {
         new Route("GET", EGRESS_POLICY, Scopes.READ, config::getEgressPolicy),
         new Route("PUT", EGRESS_POLICY, Scopes.CONFIGURE, config::putEgressPolicy),
         new Route("GET", AUDIT, Scopes.AUDIT_READ, audit::query),
-        new Route("GET", AUDIT + "/export", Scopes.AUDIT_READ, audit::export));
+        new Route("GET", AUDIT + "/export", Scopes.AUDIT_READ, audit::export),
+        new Route("GET", AUDIT + "/verify", Scopes.AUDIT_READ, audit::verify),
+        new Route("GET", CONFIG + "/backends", Scopes.READ, backends::list));
   }
 }

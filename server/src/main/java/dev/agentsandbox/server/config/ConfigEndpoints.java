@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.server.http.ApiException;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
@@ -33,12 +34,14 @@ public final class ConfigEndpoints {
   }
 
   public Response putSandbox(Request request) throws IOException {
+    boolean dryRun = dryRun(request);
     GovernedConfigs.Change<SandboxConfig> change =
         configs.update(
             GovernedDocument.SANDBOX,
             request.jsonBody(),
             request.header("If-Match"),
-            request.principal());
+            request.principal(),
+            dryRun);
     return answer(sandboxView(change.saved()), change);
   }
 
@@ -48,13 +51,28 @@ public final class ConfigEndpoints {
   }
 
   public Response putEgressPolicy(Request request) throws IOException {
+    boolean dryRun = dryRun(request);
     GovernedConfigs.Change<EgressPolicy> change =
         configs.update(
             GovernedDocument.EGRESS_POLICY,
             request.jsonBody(),
             request.header("If-Match"),
-            request.principal());
+            request.principal(),
+            dryRun);
     return answer(egressView(change.saved()), change);
+  }
+
+  /** {@code ?dry_run=true}: every check of a save, nothing stored (docs/api.md). */
+  private static boolean dryRun(Request request) {
+    request.onlyQueryParams(Set.of("dry_run"));
+    String value = request.query().get("dry_run");
+    if (value == null || value.equals("false")) {
+      return false;
+    }
+    if (value.equals("true")) {
+      return true;
+    }
+    throw ApiException.badRequest("dry_run must be true or false");
   }
 
   private Map<String, Object> sandboxView(Versioned<SandboxConfig> current) {
@@ -95,6 +113,9 @@ public final class ConfigEndpoints {
       summary.put("weakening", !change.loosenings().isEmpty());
       summary.put("loosenings", GovernedConfigs.loosenings(change.loosenings()));
       summary.put("reason", change.reason());
+      if (change.dryRun()) {
+        summary.put("dry_run", true);
+      }
       view.put("change", summary);
     }
     return Response.json(200, Json.bytes(mapper, view))

@@ -56,8 +56,12 @@ public final class GovernedConfigs {
     return new Versioned<>(document, config.version(), config.updatedAt(), config.updatedBy());
   }
 
-  /** What an accepted change did. */
-  public record Change<T>(Versioned<T> saved, List<Loosening> loosenings, String reason) {}
+  /**
+   * What an accepted change did, or with {@code dryRun} would do: then {@code saved} is the
+   * document as it would be saved, under the version it replaces (nothing was stored).
+   */
+  public record Change<T>(
+      Versioned<T> saved, List<Loosening> loosenings, String reason, boolean dryRun) {}
 
   /**
    * Applies a {@code PUT} body.
@@ -65,9 +69,16 @@ public final class GovernedConfigs {
    * @param body the request body: the document plus optional {@code version} and {@code reason}
    * @param ifMatch the {@code If-Match} header, if sent
    * @param actor the authenticated token (already checked for {@code agent_sandbox.configure})
+   * @param dryRun makes every check a save makes (validation, version, governance) and answers or
+   *     refuses exactly as the save would, but stores nothing and writes no audit row: a preview is
+   *     not an attempt
    */
   public <T> Change<T> update(
-      GovernedDocument<T> kind, JsonNode body, Optional<String> ifMatch, TokenInfo actor) {
+      GovernedDocument<T> kind,
+      JsonNode body,
+      Optional<String> ifMatch,
+      TokenInfo actor,
+      boolean dryRun) {
     if (!body.isObject()) {
       throw new ApiException(400, "invalid_config", "the body must be a JSON object");
     }
@@ -125,8 +136,24 @@ public final class GovernedConfigs {
         missing.add("reason");
       }
       if (!missing.isEmpty()) {
-        refuse(kind, before.version(), beforeTree, afterTree, loosenings, reason, missing, actor);
+        refuse(
+            kind,
+            before.version(),
+            beforeTree,
+            afterTree,
+            loosenings,
+            reason,
+            missing,
+            actor,
+            dryRun);
       }
+    }
+    if (dryRun) {
+      return new Change<>(
+          new Versioned<>(after, before.version(), before.updatedAt(), before.updatedBy()),
+          loosenings,
+          reason,
+          true);
     }
     Map<String, Object> data = new LinkedHashMap<>();
     data.put("config", kind.key());
@@ -148,7 +175,8 @@ public final class GovernedConfigs {
     return new Change<>(
         new Versioned<>(after, saved.version(), saved.updatedAt(), saved.updatedBy()),
         loosenings,
-        reason);
+        reason,
+        false);
   }
 
   private <T> void refuse(
@@ -159,7 +187,8 @@ public final class GovernedConfigs {
       List<Loosening> loosenings,
       String reason,
       List<String> missing,
-      TokenInfo actor) {
+      TokenInfo actor,
+      boolean dryRun) {
     Map<String, Object> data = new LinkedHashMap<>();
     data.put("config", kind.key());
     data.put("version", version);
@@ -169,10 +198,12 @@ public final class GovernedConfigs {
     data.put("loosenings", loosenings(loosenings));
     data.put("reason", reason);
     data.put("missing", missing);
-    store
-        .audit()
-        .append(new AuditEvent(REFUSED_EVENT, actor.name(), null, null, Json.tree(mapper, data)));
-    metrics.configRefused(kind.key());
+    if (!dryRun) {
+      store
+          .audit()
+          .append(new AuditEvent(REFUSED_EVENT, actor.name(), null, null, Json.tree(mapper, data)));
+      metrics.configRefused(kind.key());
+    }
     Map<String, Object> details = new LinkedHashMap<>();
     details.put("loosenings", loosenings(loosenings));
     details.put("missing", missing);
