@@ -51,12 +51,16 @@ async function load(doc, body) {
 
 function editor(doc, view, body, draft) {
   const base = pretty(editable(view));
-  const text = h("textarea", { id: "config-text", rows: 22, spellcheck: "false", class: "mono" });
+  const text = h("textarea", { id: "config-text", rows: 24, spellcheck: "false", class: "mono" });
   text.value = draft || base;
   const reason = h("input", { id: "config-reason", type: "text", maxlength: 1000, autocomplete: "off" });
   const previewButton = h("button", { type: "button", id: "config-preview" }, "Preview changes");
   const saveButton = h("button", { type: "button", id: "config-save", class: "primary", disabled: true }, "Save");
-  const result = h("div", { id: "config-result", "aria-live": "polite" });
+  const result = h(
+    "div",
+    { id: "config-result", "aria-live": "polite" },
+    h("p", { class: "empty" }, "Edit the document and preview: the diff and every loosening show here, checked by the server, before anything is saved."),
+  );
   let previewed = null; // { text, weakening } of the last clean preview
 
   const meta = h(
@@ -141,10 +145,18 @@ function editor(doc, view, body, draft) {
     section(
       DOCUMENTS.sandbox === doc ? "Sandbox configuration" : "Instance egress policy",
       meta,
-      field("Document (JSON; computed fields such as effective_allow are left out)", text),
-      field("Reason", reason, "Required when the change loosens anything; recorded in the audit log (a change ticket, a sentence)."),
-      h("div", { class: "actions" }, previewButton, saveButton),
-      result,
+      h(
+        "div",
+        { class: "editor-grid" },
+        h(
+          "div",
+          {},
+          field("Document (JSON; computed fields such as effective_allow are left out)", text),
+          field("Reason", reason, "Required when the change loosens anything; recorded in the audit log (a change ticket, a sentence)."),
+          h("div", { class: "actions" }, previewButton, saveButton),
+        ),
+        h("div", { class: "preview" }, h("h3", {}, "Before saving"), result),
+      ),
     ),
     effective,
   );

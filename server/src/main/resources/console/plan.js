@@ -85,8 +85,16 @@ function show(out, plan, yaml) {
   );
   replace(
     out,
-    section("Summary", h("dl", { class: "meta" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
-    section("Objects, in creation order (" + plan.manifests.length + ")", table("Objects", ["#", "Kind", "Name", ""], objects, "Nothing would be created.")),
-    section("As YAML", h("pre", { class: "mono yaml", id: "plan-yaml", tabindex: "0" }, yaml)),
+    h(
+      "div",
+      { class: "grid2" },
+      h(
+        "div",
+        {},
+        section("Summary", h("dl", { class: "meta" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
+        section("Objects, in creation order (" + plan.manifests.length + ")", table("Objects", ["#", "Kind", "Name", ""], objects, "Nothing would be created.")),
+      ),
+      section("As YAML", h("pre", { class: "mono yaml", id: "plan-yaml", tabindex: "0", "aria-label": "The plan as YAML" }, yaml)),
+    ),
   );
 }

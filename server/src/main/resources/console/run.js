@@ -32,7 +32,7 @@ export function runPage(root, runId) {
     h("p", { class: "crumbs" }, h("a", { href: "#/runs" }, "Runs"), " / ", h("code", {}, runId)),
     h("h1", {}, "Run ", h("code", {}, runId)),
     h("p", {}, h("a", { href: "#/audit/" + runId, id: "run-audit" }, "Audit rows of this run")),
-    h("div", { class: "grid2" }, section("State", state, h("div", { class: "actions" }, kill), killOut), section("Egress decisions", egress)),
+    h("div", { class: "grid2 wide-right" }, section("State", state, h("div", { class: "actions" }, kill), killOut), section("Egress decisions", egress)),
     section("Output", h("p", {}, streamState), output),
   );
 
@@ -102,7 +102,7 @@ function showEgress(el, run) {
     h(
       "tr",
       { class: d.decision === "deny" ? "deny" : "allow" },
-      h("td", {}, time(d.time)),
+      h("td", { title: time(d.time) }, time(d.time).slice(11)),
       h("td", {}, badge(d.decision, d.decision === "deny" ? "bad" : "ok")),
       h("td", {}, h("code", {}, d.host + ":" + d.port)),
       h("td", {}, d.method || "—"),
@@ -111,5 +111,5 @@ function showEgress(el, run) {
     ),
   );
   const note = run.egress_complete === false ? h("p", { class: "hint" }, "Not every decision is listed (" + (run.egress_not_listed || "some") + " more were made; the audit log holds every refusal).") : null;
-  replace(el, table("Egress decisions", ["Time", "Decision", "Destination", "Method", "Reason", "Detail"], rows, "No connection attempted yet."), note);
+  replace(el, table("Egress decisions", ["Time (UTC)", "Decision", "Destination", "Method", "Reason", "Detail"], rows, "No connection attempted yet."), note);
 }
