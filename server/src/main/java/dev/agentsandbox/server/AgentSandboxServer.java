@@ -10,8 +10,8 @@ import dev.agentsandbox.runs.Reaper;
 import dev.agentsandbox.runs.RunService;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
-import dev.agentsandbox.server.config.GovernedConfigs;
-import dev.agentsandbox.server.config.GovernedDocument;
+import dev.agentsandbox.server.governance.GovernedConfigs;
+import dev.agentsandbox.server.governance.GovernedDocument;
 import dev.agentsandbox.server.http.ApiHandler;
 import dev.agentsandbox.server.http.Authenticator;
 import dev.agentsandbox.server.http.ErrorMapper;
@@ -20,7 +20,6 @@ import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.Router;
 import dev.agentsandbox.server.http.ServerMetrics;
 import dev.agentsandbox.server.run.RunEndpoints;
-import dev.agentsandbox.server.run.RunRoutes;
 import dev.agentsandbox.store.Store;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
@@ -28,7 +27,6 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -51,14 +49,17 @@ public final class AgentSandboxServer implements AutoCloseable {
   private final RunService runs;
   private final ExecutorService runExecutor;
   private final AutoCloseable reaping;
+  private final Router router;
 
   private AgentSandboxServer(
       HttpServer http,
       ExecutorService executor,
       RunService runs,
       ExecutorService runExecutor,
-      AutoCloseable reaping) {
+      AutoCloseable reaping,
+      Router router) {
     this.http = http;
+    this.router = router;
     this.executor = executor;
     this.runs = runs;
     this.runExecutor = runExecutor;
@@ -105,17 +106,17 @@ public final class AgentSandboxServer implements AutoCloseable {
             Clock.systemUTC(),
             runExecutor,
             mapper);
-    List<Route> routes = new ArrayList<>();
-    routes.addAll(
-        ApiRoutes.table(
-            new HealthEndpoints(store),
-            metrics,
-            new ConfigEndpoints(configs, mapper),
-            new AuditEndpoints(store, mapper),
-            new BackendEndpoints(wiring.backends(), mapper),
-            ConsoleAssets.fromClasspath()));
-    routes.addAll(RunRoutes.table(new RunEndpoints(runs, mapper)));
-    Router router = new Router(routes);
+    Router router =
+        new Router(
+            ApiRoutes.table(
+                new HealthEndpoints(store),
+                metrics,
+                OpenApiDocument.load(),
+                new ConfigEndpoints(configs, mapper),
+                new AuditEndpoints(store, mapper),
+                new RunEndpoints(runs, mapper),
+                new BackendEndpoints(wiring.backends(), mapper),
+                ConsoleAssets.fromClasspath()));
     ApiHandler handler =
         new ApiHandler(
             router,
@@ -150,7 +151,12 @@ public final class AgentSandboxServer implements AutoCloseable {
         new Reaper(wiring.backends(), runs::isLive, store.audit(), Clock.systemUTC(), mapper);
     AutoCloseable reaping = wiring.reaping().apply(reaper::reapOnce);
     http.start();
-    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping);
+    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping, router);
+  }
+
+  /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
+  List<Route> routes() {
+    return router.routes();
   }
 
   /** The address actually bound (with the real port when 0 was asked for). */

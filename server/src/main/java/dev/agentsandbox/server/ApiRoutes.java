@@ -3,16 +3,20 @@ package dev.agentsandbox.server;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
 import dev.agentsandbox.server.http.Route;
-import dev.agentsandbox.server.http.Scopes;
 import dev.agentsandbox.server.http.ServerMetrics;
+import dev.agentsandbox.server.run.RunEndpoints;
 import java.util.List;
 
 /**
- * The one route table: every endpoint, its method and the scope it needs. Plan and run endpoints
- * join here.
+ * The one route table: every endpoint with its method, path, the scope it needs (none for health,
+ * metrics and the OpenAPI document) and what answers. A new endpoint is one line here and an
+ * operation in {@code openapi.json}; the tests fail until both agree.
  */
 final class ApiRoutes {
-  static final String CONFIG = "/api/admin/platform/agent-sandbox";
+  /** The agent sandbox feature: its configuration, and below it plan, run and runs. */
+  static final String FEATURE = "/api/admin/platform/agent-sandbox";
+
+  static final String RUNS = FEATURE + "/runs";
   static final String EGRESS_POLICY = "/api/admin/platform/egress-policy";
   static final String AUDIT = "/api/admin/platform/audit";
 
@@ -21,8 +25,10 @@ final class ApiRoutes {
   static List<Route> table(
       HealthEndpoints health,
       ServerMetrics metrics,
+      OpenApiDocument openApi,
       ConfigEndpoints config,
       AuditEndpoints audit,
+      RunEndpoints runs,
       BackendEndpoints backends,
       ConsoleAssets console) {
     return List.of(
@@ -31,13 +37,21 @@ final class ApiRoutes {
         new Route("GET", "/healthz", null, health::live),
         new Route("GET", "/readyz", null, health::ready),
         new Route("GET", "/metrics", null, request -> metrics.scrape()),
-        new Route("GET", CONFIG, Scopes.READ, config::getSandbox),
-        new Route("PUT", CONFIG, Scopes.CONFIGURE, config::putSandbox),
+        new Route("GET", OpenApiDocument.PATH, null, openApi::serve),
+        new Route("GET", FEATURE, Scopes.READ, config::getSandbox),
+        new Route("PUT", FEATURE, Scopes.CONFIGURE, config::putSandbox),
         new Route("GET", EGRESS_POLICY, Scopes.READ, config::getEgressPolicy),
         new Route("PUT", EGRESS_POLICY, Scopes.CONFIGURE, config::putEgressPolicy),
         new Route("GET", AUDIT, Scopes.AUDIT_READ, audit::query),
         new Route("GET", AUDIT + "/export", Scopes.AUDIT_READ, audit::export),
         new Route("GET", AUDIT + "/verify", Scopes.AUDIT_READ, audit::verify),
-        new Route("GET", CONFIG + "/backends", Scopes.READ, backends::list));
+        new Route("GET", FEATURE + "/backends", Scopes.READ, backends::list),
+        new Route("POST", FEATURE + "/plan", Scopes.READ, runs::plan),
+        new Route("POST", FEATURE + "/run", Scopes.RUN, runs::run),
+        new Route("POST", RUNS, Scopes.RUN, runs::start),
+        new Route("GET", RUNS, Scopes.READ, runs::list),
+        new Route("GET", RUNS + "/{id}", Scopes.READ, runs::get),
+        new Route("DELETE", RUNS + "/{id}", Scopes.RUN, runs::kill),
+        new Route("GET", RUNS + "/{id}/output", Scopes.READ, runs::output));
   }
 }

@@ -20,8 +20,9 @@ import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
+import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
-import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -60,8 +61,7 @@ class RunApiIT {
   private static DockerClient docker;
   private static String admin;
   private static String instanceId;
-  private static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  private static final HttpClient HTTP = ContractCheckedHttpClient.create();
 
   @BeforeAll
   static void start() throws Exception {
