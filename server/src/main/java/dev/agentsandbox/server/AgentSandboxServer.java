@@ -114,7 +114,9 @@ public final class AgentSandboxServer implements AutoCloseable {
                 OpenApiDocument.load(),
                 new ConfigEndpoints(configs, mapper),
                 new AuditEndpoints(store, mapper),
-                new RunEndpoints(runs, mapper)));
+                new RunEndpoints(runs, mapper),
+                new BackendEndpoints(wiring.backends(), mapper),
+                ConsoleAssets.fromClasspath()));
     ApiHandler handler =
         new ApiHandler(
             router,
