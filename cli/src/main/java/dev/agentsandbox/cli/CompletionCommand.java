@@ -19,6 +19,7 @@ import picocli.CommandLine.Spec;
     },
     footerHeading = "%nExamples:%n",
     footer = {
+      "  agent-sandbox completion bash > ~/.local/share/bash-completion/completions/agent-sandbox",
       "  source <(agent-sandbox completion bash)",
       "  echo 'source <(agent-sandbox completion zsh)' >> ~/.zshrc"
     })

@@ -1,6 +1,7 @@
 package dev.agentsandbox.cli;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -63,6 +64,8 @@ final class LoginCommand implements Callable<Integer> {
   /** Seam for tests: the environment and standard input. */
   Map<String, String> env = System.getenv();
 
+  InputStream stdin = System.in;
+
   @Override
   public Integer call() throws IOException, InterruptedException {
     checkUrl();
@@ -76,7 +79,7 @@ final class LoginCommand implements Callable<Integer> {
     Path tokenPath;
     String token;
     if (tokenFile.equals("-")) {
-      token = new String(System.in.readNBytes(64 * 1024), StandardCharsets.UTF_8).strip();
+      token = new String(stdin.readNBytes(64 * 1024), StandardCharsets.UTF_8).strip();
       tokenPath = configFile.toAbsolutePath().getParent().resolve("tokens").resolve(name);
     } else {
       tokenPath = Path.of(tokenFile).toAbsolutePath();

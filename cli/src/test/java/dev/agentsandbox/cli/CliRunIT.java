@@ -253,6 +253,209 @@ class CliRunIT {
     assertThat(bare.out()).hasSize(lines.size() - 1);
   }
 
+  @Test
+  void configEditShowsTheLooseningAndRequiresAReason() throws Exception {
+    Path editor = dir.resolve("add-agent.sh");
+    Files.writeString(
+        editor,
+        "#!/bin/sh\n"
+            + "sed -i 's/^agents:$/agents:\\n  edited:\\n    allow: [api.vendor.test]/' \"$1\"\n");
+    editor.toFile().setExecutable(true);
+    Map<String, String> editing = with("EDITOR", editor.toString());
+    long before = api(AdminApi.BASE).path("version").asLong();
+
+    CliProcess noReason = CliProcess.run(editing, "\n", Duration.ofSeconds(60), "config", "edit");
+    assertThat(noReason.await(Duration.ofSeconds(1))).as(noReason.toString()).isEqualTo(1);
+    assertThat(noReason.errText())
+        .contains("+  edited:")
+        .contains("LOOSENS")
+        .contains("agent_added")
+        .contains("agents.edited")
+        .contains("Reason (required)")
+        .contains("needs a reason; nothing saved");
+    assertThat(api(AdminApi.BASE).path("version").asLong()).isEqualTo(before);
+
+    CliProcess saved =
+        CliProcess.run(editing, "CHG-7\ny\n", Duration.ofSeconds(60), "config", "edit");
+    assertThat(saved.await(Duration.ofSeconds(1))).as(saved.toString()).isZero();
+    assertThat(saved.outText()).contains("as version " + (before + 1));
+    JsonNode rows = api("/api/admin/platform/audit?type=agent_sandbox.config.update").path("rows");
+    JsonNode last = rows.get(rows.size() - 1);
+    assertThat(last.path("data").path("reason").asText()).isEqualTo("CHG-7");
+    assertThat(last.path("data").path("loosenings").toString()).contains("agent_added");
+  }
+
+  @Test
+  void configEditReopensTheEditorOnTheVersionSavedMeanwhile() throws Exception {
+    Path concurrent = dir.resolve("concurrent.json");
+    Path count = dir.resolve("editor-calls");
+    Path editor = dir.resolve("race.sh");
+    // The first time, someone else saves a change while "the editor is open"; both times the
+    // edit narrows the cli agent's time to live.
+    Files.writeString(
+        editor,
+        "#!/bin/sh\n"
+            + "echo x >> '"
+            + count
+            + "'\n"
+            + "if [ \"$(wc -l < '"
+            + count
+            + "')\" -eq 1 ]; then\n"
+            + "  v=$(sed -n 's/^version: //p' \"$1\")\n"
+            + "  sed \"s/VERSION/$v/\" '"
+            + concurrent
+            + "' > '"
+            + concurrent
+            + ".sent'\n"
+            + "  curl -sS -o /dev/null -X PUT -H \"Authorization: Bearer $(cat '"
+            + dir.resolve("admin-token")
+            + "')\" -H 'Content-Type: application/json' --data @'"
+            + concurrent
+            + ".sent' '"
+            + base
+            + AdminApi.BASE
+            + "'\n"
+            + "fi\n"
+            + "sed -i 's/ttl_seconds: 120/ttl_seconds: 100/' \"$1\"\n");
+    editor.toFile().setExecutable(true);
+    JsonNode current = api(AdminApi.BASE);
+    com.fasterxml.jackson.databind.node.ObjectNode other = GovernedDocument.editable(current);
+    ((com.fasterxml.jackson.databind.node.ObjectNode) other.path("agents").path("cli"))
+        .putArray("allow")
+        .add("other.vendor.test");
+    other.put("version", "VERSION");
+    other.put("reason", "a colleague's change");
+    Files.writeString(concurrent, JSON.writeValueAsString(other).replace("\"VERSION\"", "VERSION"));
+
+    CliProcess edit =
+        CliProcess.run(
+            with("EDITOR", editor.toString()),
+            "\ny\n\ny\n",
+            Duration.ofSeconds(60),
+            "config",
+            "edit");
+    assertThat(edit.await(Duration.ofSeconds(1))).as(edit.toString()).isZero();
+    assertThat(Files.readAllLines(count)).hasSize(2);
+    assertThat(edit.errText())
+        .contains("someone saved version " + (current.path("version").asLong() + 1));
+    JsonNode after = api(AdminApi.BASE);
+    assertThat(after.path("version").asLong()).isEqualTo(current.path("version").asLong() + 2);
+    assertThat(after.path("agents").path("cli").path("ttl_seconds").asInt()).isEqualTo(100);
+    assertThat(after.path("agents").path("cli").path("allow").toString())
+        .as("the colleague's change survives")
+        .contains("other.vendor.test");
+  }
+
+  /**
+   * A person at a terminal: the CLI in a tmux pane (a real terminal, so the progress line shows),
+   * {@code run} then {@code runs list}, captured as the pane shows them into {@code
+   * target/cli-session.txt}, the session docs/cli.md shows.
+   */
+  @Test
+  void aTerminalSessionShowsRunAndRunsListAsAPersonSeesThem() throws Exception {
+    Path bin = Files.createDirectories(dir.resolve("bin"));
+    Path wrapper = bin.resolve("agent-sandbox");
+    Files.writeString(
+        wrapper,
+        "#!/bin/sh\nexec '"
+            + ProcessHandle.current().info().command().orElse("java")
+            + "' --enable-native-access=ALL-UNNAMED -jar '"
+            + CliProcess.JAR.toAbsolutePath()
+            + "' \"$@\"\n");
+    wrapper.toFile().setExecutable(true);
+    Path socket = dir.resolve("tmux.sock");
+    tmux(
+        socket,
+        "new-session",
+        "-d",
+        "-s",
+        "cli",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        "-e",
+        "PATH=" + bin + ":/usr/bin:/bin",
+        "-e",
+        "AGENT_SANDBOX_CONFIG=" + env.get("AGENT_SANDBOX_CONFIG"),
+        "-e",
+        "PS1=$ ",
+        "env -u NO_COLOR bash --norc --noprofile");
+    try {
+      type(
+          socket,
+          "agent-sandbox run --agent cli -- sh -c 'echo hello; curl -sS https://api.denied.test/"
+              + " || echo refused; echo done; exit 3'");
+      awaitPrompt(socket, "done");
+      type(socket, "echo $?");
+      awaitPrompt(socket, "\n3\n");
+      type(socket, "agent-sandbox runs list --limit 3");
+      String screen = awaitPrompt(socket, "RUN ID");
+      Files.writeString(Path.of("target", "cli-session.txt"), screen);
+      assertThat(screen)
+          .contains("hello")
+          .contains("denied: api.denied.test:443 not-allowed")
+          .contains("refused")
+          .containsPattern("run [a-z0-9]{20} running on docker")
+          .contains("$ echo $?\n3\n");
+      List<String> table =
+          screen
+              .lines()
+              .dropWhile(l -> !l.startsWith("RUN ID"))
+              .takeWhile(l -> !l.startsWith("$"))
+              .toList();
+      assertThat(table).hasSizeGreaterThan(1);
+      assertLinedUp(table);
+      Matcher id = Pattern.compile("run ([a-z0-9]{20}) running").matcher(screen);
+      assertThat(id.find()).isTrue();
+      runIds.add(id.group(1));
+    } finally {
+      tmux(socket, "kill-server");
+    }
+  }
+
+  private static Map<String, String> with(String name, String value) {
+    Map<String, String> more = new java.util.HashMap<>(env);
+    more.put(name, value);
+    return more;
+  }
+
+  private static String tmux(Path socket, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("tmux", "-S", socket.toString()));
+    command.addAll(List.of(args));
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!process.waitFor(30, TimeUnit.SECONDS) || process.exitValue() != 0) {
+      fail(
+          "tmux "
+              + String.join(" ", args)
+              + ": "
+              + output
+              + " (is tmux installed? scripts/install-host.sh)");
+    }
+    return output;
+  }
+
+  private static void type(Path socket, String line) throws Exception {
+    tmux(socket, "send-keys", "-t", "cli", "-l", line);
+    tmux(socket, "send-keys", "-t", "cli", "Enter");
+  }
+
+  /** The pane once it shows {@code wanted} and the prompt is back; bounded. */
+  private static String awaitPrompt(Path socket, String wanted) throws Exception {
+    Instant until = Instant.now().plus(RUN_LIMIT);
+    String screen = "";
+    while (Instant.now().isBefore(until)) {
+      screen = tmux(socket, "capture-pane", "-p", "-t", "cli").stripTrailing();
+      if (screen.contains(wanted) && screen.endsWith("\n$")) {
+        return screen + "\n";
+      }
+      Thread.sleep(300);
+    }
+    return fail(
+        "the pane did not show " + wanted + " and a prompt within " + RUN_LIMIT + ":\n" + screen);
+  }
+
   /** Every column starts at the same offset on every line, as the header places it. */
   static void assertLinedUp(List<String> lines) {
     String header = lines.getFirst();
