@@ -229,11 +229,31 @@ class CliRunIT {
     CliProcess logs = CliProcess.run(env, "", RUN_LIMIT, "runs", "logs", "-f", runId);
     assertThat(logs.outText()).isEqualTo("detached");
 
-    CliProcess json = CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "list", "-o", "json");
+    CliProcess json =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "runs",
+            "list",
+            "--agent",
+            "cli",
+            "--status",
+            "exited",
+            "--since",
+            "1h",
+            "-o",
+            "json");
     JsonNode list = JSON.readTree(json.outText());
     List<String> listed = new ArrayList<>();
     list.path("runs").forEach(r -> listed.add(r.path("run_id").asText()));
     assertThat(listed).contains(runId);
+    list.path("runs")
+        .forEach(
+            r -> {
+              assertThat(r.path("agent").asText()).isEqualTo("cli");
+              assertThat(r.path("status").asText()).isEqualTo("exited");
+            });
 
     CliProcess yaml =
         CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "get", runId, "-o", "yaml");
@@ -364,6 +384,8 @@ class CliRunIT {
             + "' \"$@\"\n");
     wrapper.toFile().setExecutable(true);
     Path socket = dir.resolve("tmux.sock");
+    // The shell gets its environment through env(1): a bare prompt, the wrapper on PATH, this
+    // test's contexts, and no NO_COLOR (a person's terminal, colours and all).
     tmux(
         socket,
         "new-session",
@@ -374,14 +396,13 @@ class CliRunIT {
         "100",
         "-y",
         "30",
-        "-e",
-        "PATH=" + bin + ":/usr/bin:/bin",
-        "-e",
-        "AGENT_SANDBOX_CONFIG=" + env.get("AGENT_SANDBOX_CONFIG"),
-        "-e",
-        "PS1=$ ",
-        "env -u NO_COLOR bash --norc --noprofile");
+        "env -u NO_COLOR PATH="
+            + bin
+            + ":/usr/bin:/bin AGENT_SANDBOX_CONFIG="
+            + env.get("AGENT_SANDBOX_CONFIG")
+            + " 'PS1=$ ' bash --norc --noprofile");
     try {
+      awaitPrompt(socket, "$");
       type(
           socket,
           "agent-sandbox run --agent cli -- sh -c 'echo hello; curl -sS https://api.denied.test/"
@@ -447,7 +468,7 @@ class CliRunIT {
     String screen = "";
     while (Instant.now().isBefore(until)) {
       screen = tmux(socket, "capture-pane", "-p", "-t", "cli").stripTrailing();
-      if (screen.contains(wanted) && screen.endsWith("\n$")) {
+      if (screen.contains(wanted) && (screen.equals("$") || screen.endsWith("\n$"))) {
         return screen + "\n";
       }
       Thread.sleep(300);

@@ -54,8 +54,17 @@ class CommandLineTest {
     assertThat(commands)
         .extracting(l -> l.strip().split("\\s+")[0])
         .containsExactly(
-            "run", "runs", "plan", "config", "login", "serve", "token", "audit", "proxy",
-            "completion", "help");
+            "run",
+            "runs",
+            "plan",
+            "config",
+            "login",
+            "serve",
+            "token",
+            "audit",
+            "proxy",
+            "completion",
+            "help");
     assertThat(commands).allSatisfy(l -> assertThat(l).startsWith("  ").hasSizeLessThan(81));
   }
 
@@ -77,7 +86,9 @@ class CommandLineTest {
       assertThat(help.exit()).as("%s", path).isZero();
       assertThat(help.out())
           .as("%s", path)
-          .containsPattern("Examples:\\n  agent-sandbox " + String.join(" ", path.subList(0, Math.min(1, path.size() - 1))));
+          .containsPattern(
+              "Examples:\\n  agent-sandbox "
+                  + String.join(" ", path.subList(0, Math.min(1, path.size() - 1))));
     }
   }
 
@@ -144,7 +155,15 @@ class CommandLineTest {
   }
 
   @ParameterizedTest(name = "{0} s is {1}")
-  @CsvSource({"0, 0s", "59, 59s", "60, 1m", "192, 3m12s", "3600, 1h", "18240, 5h4m", "183600, 2d3h"})
+  @CsvSource({
+    "0, 0s",
+    "59, 59s",
+    "60, 1m",
+    "192, 3m12s",
+    "3600, 1h",
+    "18240, 5h4m",
+    "183600, 2d3h"
+  })
   void agesReadLikeKubectls(long seconds, String age) {
     assertThat(Printer.age(Duration.ofSeconds(seconds))).isEqualTo(age);
   }
@@ -179,7 +198,8 @@ class CommandLineTest {
       Path tokenFile = config.getParent().resolve("tokens").resolve("lab");
       assertThat(Files.readString(tokenFile).strip()).isEqualTo(token);
       assertThat(Files.getPosixFilePermissions(tokenFile))
-          .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+          .containsExactlyInAnyOrder(
+              PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
 
       // The context is then used without any token on the command line.
       CommandLine list = Main.commandLine();

@@ -8,15 +8,18 @@ import dev.agentsandbox.runs.RunIds;
 import dev.agentsandbox.runs.RunOutput;
 import dev.agentsandbox.runs.RunRequest;
 import dev.agentsandbox.runs.RunService;
+import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.http.ApiException;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
 import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.RunStatus;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Locale;
 import java.util.Set;
 
@@ -72,18 +75,33 @@ public final class RunEndpoints {
     return Response.json(202, Json.bytes(mapper, body)).withHeader("Location", self);
   }
 
-  /** {@code GET .../runs}: the newest runs. */
+  /** {@code GET .../runs}: the newest runs, filtered by agent, status and creation time. */
   public Response list(Request request) {
-    request.onlyQueryParams(Set.of("limit"));
+    request.onlyQueryParams(Set.of("limit", "agent", "status", "since"));
     int limit = limit(request.query().get("limit"));
+    String status = request.query().get("status");
+    RunStatus wanted;
+    try {
+      wanted = status == null ? null : RunStatus.fromWireName(status);
+    } catch (IllegalArgumentException e) {
+      throw ApiException.badRequest(
+          "status must be one of pending, running, exited, deadline, killed, failed");
+    }
+    Instant since = AuditEndpoints.since(request.query().get("since"), Instant.now());
     ArrayNode list = mapper.createArrayNode();
-    for (RunRecord record : runs.recent(limit)) {
+    for (RunRecord record : runs.recent(request.query().get("agent"), wanted, since, limit)) {
       ObjectNode item = list.addObject();
       item.put("run_id", record.runId());
       item.put("agent", record.agent());
       item.put("status", record.status().wireName());
+      if (record.exitStatus() == null) {
+        item.putNull("exit_status");
+      } else {
+        item.put("exit_status", record.exitStatus());
+      }
       item.put("backend", record.backend());
       item.put("created_at", record.createdAt().toString());
+      item.put("started_at", record.startedAt() == null ? null : record.startedAt().toString());
       item.put("ended_at", record.endedAt() == null ? null : record.endedAt().toString());
     }
     ObjectNode body = mapper.createObjectNode();
