@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Prepares a Debian/Ubuntu host for the Docker backend: installs docker.io and runsc (and what
-# images/build.sh needs: busybox-static, curl, iproute2 for the tests) when they are missing, registers runsc as a Docker runtime and starts dockerd if no daemon answers.
+# images/build.sh needs: busybox-static, curl, iproute2 for the tests; tmux, in which the CLI's
+# tests record a terminal session) when they are missing, registers runsc as a Docker runtime,
+# installs the agent-sandbox bash/zsh completion when the CLI jar is built, and starts dockerd if
+# no daemon answers.
 # For the microVM backend (docs/backends/microvm.md) it installs qemu-system-x86, nftables,
 # util-linux and e2fsprogs, unpacks Debian's cloud kernel into /var/lib/agent-sandbox/microvm/kernel
 # (never into /boot) and opens /dev/net/tun to the VMMs' group.
@@ -31,6 +34,8 @@ command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 # images/build.sh assembles the images from these host binaries.
 command -v busybox >/dev/null 2>&1 || missing+=(busybox-static)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# cli's CliRunIT drives the command line in a real terminal and records what a person sees.
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   # apt-get update only when the package lists cannot resolve what we need.
@@ -88,6 +93,24 @@ if [ -e /dev/kvm ] && [ "$(stat -c %g /dev/kvm)" = 0 ]; then
   getent group kvm >/dev/null || groupadd --system kvm
   chgrp kvm /dev/kvm && chmod 0660 /dev/kvm
   log "gave /dev/kvm to the kvm group (mode 0660)"
+fi
+
+# --- shell completion -----------------------------------------------------------------------
+# The script picocli generates from the command tree (agent-sandbox completion bash); it serves
+# zsh too, through bashcompinit. Only when the jar is built: this script must not need a JDK.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+COMPLETION_DIR=${AGENT_SANDBOX_COMPLETION_DIR:-/usr/share/bash-completion/completions}
+if [ -f "$ROOT/cli/target/agent-sandbox.jar" ]; then
+  mkdir -p "$COMPLETION_DIR"
+  if "$ROOT/bin/agent-sandbox" completion bash >"$COMPLETION_DIR/agent-sandbox.tmp"; then
+    mv "$COMPLETION_DIR/agent-sandbox.tmp" "$COMPLETION_DIR/agent-sandbox"
+    log "installed bash completion in $COMPLETION_DIR/agent-sandbox (zsh: source it from ~/.zshrc)"
+  else
+    rm -f "$COMPLETION_DIR/agent-sandbox.tmp"
+    log "could not generate the completion script; skipped (bin/agent-sandbox completion bash)"
+  fi
+else
+  log "cli/target/agent-sandbox.jar is not built; completion not installed (run this script again after building)"
 fi
 
 # --- register runsc -------------------------------------------------------------------------

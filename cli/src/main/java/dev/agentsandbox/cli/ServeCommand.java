@@ -22,8 +22,15 @@ import picocli.CommandLine.Spec;
 /** {@code agent-sandbox serve}: runs the control plane in the foreground until interrupted. */
 @Command(
     name = "serve",
+    footerHeading = "%nExamples:%n",
+    footer = {
+      "  agent-sandbox serve",
+      "  agent-sandbox serve --listen 127.0.0.1:8080 --db 'jdbc:postgresql://db:5432/sandbox?user=U&password=P'"
+    },
     mixinStandardHelpOptions = true,
     description = {
+      "Run the control plane: admin API, health, metrics",
+      "",
       "Runs the control plane (admin API, /healthz, /readyz, /metrics) in the foreground.",
       "Migrates the store at start-up. On the first start with no active token, writes an admin"
           + " token holding every scope to DATA_DIR/admin-token (mode 0600) and prints its path."

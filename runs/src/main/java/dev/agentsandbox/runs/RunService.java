@@ -174,6 +174,12 @@ public final class RunService {
     return store.runs().recent(limit);
   }
 
+  /** The newest runs matching every given filter (null: any), newest first. */
+  public List<RunRecord> recent(
+      String agent, dev.agentsandbox.store.RunStatus status, java.time.Instant since, int limit) {
+    return store.runs().recent(agent, status, since, limit);
+  }
+
   /**
    * Marks runs that a previous life of this control plane left live (or whose expiry passed) as
    * failed, each with an {@code agent_sandbox.failure} row; their resources are the reaper's.

@@ -98,7 +98,7 @@ public final class AuditEndpoints {
   }
 
   /** An ISO-8601 instant, or a relative age such as {@code 15m}, {@code 2h}, {@code 7d}. */
-  static Instant since(String value, Instant now) {
+  public static Instant since(String value, Instant now) {
     if (value == null) {
       return null;
     }

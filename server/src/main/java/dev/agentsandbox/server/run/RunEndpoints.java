@@ -7,14 +7,17 @@ import dev.agentsandbox.runs.RunIds;
 import dev.agentsandbox.runs.RunOutput;
 import dev.agentsandbox.runs.RunRequest;
 import dev.agentsandbox.runs.RunService;
+import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.http.ApiException;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
+import dev.agentsandbox.store.RunStatus;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Locale;
 import java.util.Set;
 
@@ -73,11 +76,23 @@ public final class RunEndpoints {
     return Response.json(202, Json.bytes(mapper, body)).withHeader("Location", self);
   }
 
-  /** {@code GET .../runs}: the newest runs. */
+  /** {@code GET .../runs}: the newest runs, filtered by agent, status and creation time. */
   public Response list(Request request) {
-    request.onlyQueryParams(Set.of("limit"));
+    request.onlyQueryParams(Set.of("limit", "agent", "status", "since"));
     int limit = limit(request.query().get("limit"));
-    return Response.json(200, Json.bytes(mapper, render.list(runs.recent(limit))));
+    String status = request.query().get("status");
+    RunStatus wanted;
+    try {
+      wanted = status == null ? null : RunStatus.fromWireName(status);
+    } catch (IllegalArgumentException e) {
+      throw ApiException.badRequest(
+          "status must be one of pending, running, exited, deadline, killed, failed");
+    }
+    Instant since = AuditEndpoints.since(request.query().get("since"), Instant.now());
+    return Response.json(
+        200,
+        Json.bytes(
+            mapper, render.list(runs.recent(request.query().get("agent"), wanted, since, limit))));
   }
 
   /** {@code GET .../runs/{id}}: the run's state and, once ended, its result. */

@@ -100,8 +100,14 @@ final class RunJson {
       item.put("run_id", record.runId());
       item.put("agent", record.agent());
       item.put("status", record.status().wireName());
+      if (record.exitStatus() == null) {
+        item.putNull("exit_status");
+      } else {
+        item.put("exit_status", record.exitStatus());
+      }
       item.put("backend", record.backend());
       item.put("created_at", time(record.createdAt()));
+      item.put("started_at", time(record.startedAt()));
       item.put("ended_at", time(record.endedAt()));
     }
     return body;
