@@ -6,6 +6,7 @@ import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
 import java.time.Clock;
 import java.time.Instant;
@@ -24,7 +25,6 @@ final class RunLifecycle {
   static final String TIMEOUT = "agent_sandbox.timeout";
   static final String RUNTIME_MISMATCH = "agent_sandbox.runtime_mismatch";
   static final String TEARDOWN = "agent_sandbox.teardown";
-  static final Set<String> ACTIVE = Set.of("pending", "running");
   private static final Logger LOG = LoggerFactory.getLogger(RunLifecycle.class);
 
   private final Store store;
@@ -58,7 +58,7 @@ final class RunLifecycle {
                           r.agent(),
                           r.backend(),
                           runtime,
-                          "running",
+                          RunStatus.RUNNING,
                           r.command(),
                           r.createdAt(),
                           started,
@@ -109,12 +109,12 @@ final class RunLifecycle {
         run.killRequested() && completion.end() != Completion.End.DEADLINE
             ? Completion.End.KILLED
             : completion.end();
-    String status =
+    RunStatus status =
         switch (end) {
-          case EXIT -> "exited";
-          case DEADLINE -> "deadline";
-          case KILLED -> "killed";
-          case ERROR, RUNTIME_MISMATCH -> "failed";
+          case EXIT -> RunStatus.EXITED;
+          case DEADLINE -> RunStatus.DEADLINE;
+          case KILLED -> RunStatus.KILLED;
+          case ERROR, RUNTIME_MISMATCH -> RunStatus.FAILED;
         };
     String endReason = end.name().toLowerCase(java.util.Locale.ROOT);
     Instant ended = clock.instant();
@@ -209,7 +209,7 @@ final class RunLifecycle {
                   r.agent(),
                   r.backend(),
                   r.runtime(),
-                  "failed",
+                  RunStatus.FAILED,
                   r.command(),
                   r.createdAt(),
                   r.startedAt(),

@@ -161,7 +161,7 @@ public final class KubernetesBackend implements SandboxBackend {
       runtime = trusted.handler();
     } else {
       String why = ((RuntimeClassLookup.Absent) finding).why();
-      if (config.requireRuntimeClass() || spec.requireGvisor()) {
+      if (config.requireRuntimeClass() || spec.requireRuntimeClass()) {
         throw new UnableToLaunchSandboxException(
             "launch of run "
                 + spec.runId()
