@@ -50,11 +50,7 @@ final class Backends {
         RunWiring.every(Duration.ofSeconds(Math.max(1, options.reapEverySeconds)));
     if (options.kubernetes) {
       KubernetesClient client = new KubernetesClientBuilder().build();
-      backends.add(
-          new KubernetesBackend(
-              client,
-              KubernetesBackendConfig.defaults(options.proxyImage, options.k8sNamespace),
-              Clock.systemUTC()));
+      backends.add(new KubernetesBackend(client, kubernetesConfig(options), Clock.systemUTC()));
       // Replicas share one cluster: only the holder of the Lease reaps.
       reaping =
           pass -> {
@@ -110,6 +106,20 @@ final class Backends {
     }
     command.add("proxy");
     return command;
+  }
+
+  static KubernetesBackendConfig kubernetesConfig(ServeCommand options) {
+    KubernetesBackendConfig config =
+        KubernetesBackendConfig.defaults(options.proxyImage, options.k8sNamespace);
+    if (!options.k8sRuntimeHandlers.isEmpty()) {
+      config = config.withTrustedRuntimeHandlers(options.k8sRuntimeHandlers);
+    }
+    try {
+      return config.withClusterCidrs(options.k8sNodeCidrs, options.k8sApiServerCidrs);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "--k8s-node-cidr/--k8s-apiserver-cidr: " + e.getMessage(), e);
+    }
   }
 
   private static DockerBackendConfig withGvisorRuntime(DockerBackendConfig c, String runtime) {

@@ -127,6 +127,30 @@ final class ServeCommand implements Callable<Integer> {
       defaultValue = "agent-sandbox")
   String k8sNamespace;
 
+  @Option(
+      names = "--k8s-runtime-handler",
+      paramLabel = "HANDLER",
+      description =
+          "A RuntimeClass handler that means gVisor; repeatable (default: runsc). A RuntimeClass"
+              + " with any other handler counts as absent")
+  List<String> k8sRuntimeHandlers = new ArrayList<>();
+
+  @Option(
+      names = "--k8s-node-cidr",
+      paramLabel = "CIDR",
+      description =
+          "The nodes' addresses, kept out of every sandbox proxy's reach (kubectl get nodes -o"
+              + " wide); repeatable")
+  List<String> k8sNodeCidrs = new ArrayList<>();
+
+  @Option(
+      names = "--k8s-apiserver-cidr",
+      paramLabel = "CIDR",
+      description =
+          "The API server's addresses, kept out of every sandbox proxy's reach (kubectl get"
+              + " endpointslices -n default -l kubernetes.io/service-name=kubernetes); repeatable")
+  List<String> k8sApiServerCidrs = new ArrayList<>();
+
   /** A running control plane. */
   record Running(AgentSandboxServer server, Store store, Optional<Path> adminTokenFile)
       implements AutoCloseable {

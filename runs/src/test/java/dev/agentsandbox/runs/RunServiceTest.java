@@ -80,6 +80,7 @@ class RunServiceTest {
         .script("hangs", Script.runsUntilStopped())
         .script("nolaunch", new Script(Ending.FAIL_LAUNCH, 0, "", List.of(), false))
         .script("lost", new Script(Ending.FAIL_AWAIT, 0, "", List.of(), false))
+        .script("mismatch", new Script(Ending.RUNTIME_MISMATCH, 0, "", List.of(), false))
         .script("sticky", new Script(Ending.EXIT, 0, "", List.of(), true))
         .script(
             "egress",
@@ -285,6 +286,21 @@ class RunServiceTest {
     assertThat(teardown.data().get("removed").asBoolean()).isFalse();
     assertThat(teardown.data().get("note").asText()).contains("the launch failed");
     assertThat(backend.teardowns(runId)).isZero();
+    assertThat(backend.resources()).isEmpty();
+  }
+
+  @Test
+  void aRuntimeMismatchIsAFailureWithItsOwnReasonAndAuditRow() throws Exception {
+    String runId = runId(service(4).run(ACTOR, request("mismatch")));
+
+    RunRecord record = stored(runId);
+    assertThat(record.status()).isEqualTo(RunStatus.FAILED);
+    assertThat(record.endReason()).isEqualTo("runtime_mismatch");
+    AuditRow mismatch = audit(RunLifecycle.RUNTIME_MISMATCH, runId).get(0);
+    assertThat(mismatch.data().get("message").asText()).contains("not under gVisor");
+    assertThat(audit(RunLifecycle.FAILURE, runId)).isEmpty();
+    assertThat(audit(RunLifecycle.TEARDOWN, runId).get(0).data().get("end").asText())
+        .isEqualTo("runtime_mismatch");
     assertThat(backend.resources()).isEmpty();
   }
 

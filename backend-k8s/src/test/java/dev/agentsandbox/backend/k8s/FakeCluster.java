@@ -131,6 +131,50 @@ final class FakeCluster implements AutoCloseable {
     client.pods().inNamespace(ns).resource(pod).updateStatus();
   }
 
+  /**
+   * The agent's pod as the kubelet leaves it when the runtime check fails: the init container
+   * terminated with the check's exit status and message, the agent's container never started.
+   */
+  void agentPodFailingRuntimeCheck(String runId, String message) {
+    String ns = BundleFactory.namespaceOf(runId);
+    Job job = client.batch().v1().jobs().inNamespace(ns).withName(BundleFactory.JOB).get();
+    Map<String, String> labels =
+        new TreeMap<>(job.getSpec().getTemplate().getMetadata().getLabels());
+    Pod pod =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName(AGENT_POD)
+            .withNamespace(ns)
+            .withLabels(labels)
+            .endMetadata()
+            .withSpec(job.getSpec().getTemplate().getSpec())
+            .build();
+    pod.getSpec().setNodeName("node-7");
+    client.pods().inNamespace(ns).resource(pod).create();
+    pod.setStatus(
+        new PodStatusBuilder()
+            .withPhase("Failed")
+            .addNewInitContainerStatus()
+            .withName(SandboxPods.RUNTIME_CHECK)
+            .withNewState()
+            .withNewTerminated()
+            .withExitCode(SandboxPods.RUNTIME_MISMATCH_EXIT)
+            .withMessage(message)
+            .endTerminated()
+            .endState()
+            .endInitContainerStatus()
+            .addNewContainerStatus()
+            .withName(BundleFactory.AGENT_CONTAINER)
+            .withNewState()
+            .withNewWaiting()
+            .withReason("PodInitializing")
+            .endWaiting()
+            .endState()
+            .endContainerStatus()
+            .build());
+    client.pods().inNamespace(ns).resource(pod).updateStatus();
+  }
+
   /** Serves the agent's and the proxy's logs as the kubelet would. */
   void logs(String runId, String agentLog, String proxyLog) {
     String ns = BundleFactory.namespaceOf(runId);
