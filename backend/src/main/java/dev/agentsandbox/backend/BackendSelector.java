@@ -43,10 +43,10 @@ public final class BackendSelector {
    * Chooses a backend.
    *
    * @param configured {@code auto} or a backend's name
-   * @param requireGvisor refuse unless the chosen backend isolates with gVisor or stronger
+   * @param requireRuntimeClass refuse unless the chosen backend isolates with gVisor or stronger
    * @throws NoUsableBackendException listing every backend tried and why it was not used
    */
-  public Selection select(String configured, boolean requireGvisor) {
+  public Selection select(String configured, boolean requireRuntimeClass) {
     List<String> attempts = new ArrayList<>();
     List<Selection> usable = new ArrayList<>();
     boolean known = false;
@@ -58,7 +58,7 @@ public final class BackendSelector {
       Probe probe = backend.probe();
       if (!probe.available()) {
         attempts.add(backend.name() + ": " + probe.detail());
-      } else if (requireGvisor && probe.isolation().compareTo(Isolation.GVISOR) < 0) {
+      } else if (requireRuntimeClass && probe.isolation().compareTo(Isolation.GVISOR) < 0) {
         attempts.add(
             backend.name()
                 + ": offers only "

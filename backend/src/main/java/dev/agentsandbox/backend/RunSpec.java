@@ -1,5 +1,7 @@
 package dev.agentsandbox.backend;
 
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -23,7 +25,7 @@ import java.util.regex.Pattern;
  * @param resources caps for the workload
  * @param ttl the run's deadline, counted from launch
  * @param expiresAt the time after which the reaper deletes whatever the run left behind
- * @param requireGvisor refuse to launch unless the workload runs under gVisor or stronger
+ * @param requireRuntimeClass refuse to launch unless the workload runs under gVisor or stronger
  */
 public record RunSpec(
     String runId,
@@ -31,11 +33,11 @@ public record RunSpec(
     String image,
     List<String> command,
     Map<String, String> env,
-    EgressPolicy egress,
+    RunEgress egress,
     Resources resources,
     Duration ttl,
     Instant expiresAt,
-    boolean requireGvisor) {
+    boolean requireRuntimeClass) {
   private static final Pattern RUN_ID = Pattern.compile("[a-z0-9]{1,32}");
   private static final Pattern AGENT = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
 

@@ -85,7 +85,7 @@ class BackendSelectorTest {
   }
 
   @Test
-  void requireGvisorRefusesARuncOnlyHost() {
+  void requireRuntimeClassRefusesARuncOnlyHost() {
     BackendSelector selector = new BackendSelector(List.of(K8S_RUNC, DOCKER_RUNC));
     assertThatThrownBy(() -> selector.select("auto", true))
         .isInstanceOfSatisfying(
@@ -100,7 +100,7 @@ class BackendSelectorTest {
   }
 
   @Test
-  void requireGvisorSkipsTheWeakBackendUnderAuto() {
+  void requireRuntimeClassSkipsTheWeakBackendUnderAuto() {
     BackendSelector selector = new BackendSelector(List.of(K8S_RUNC, DOCKER_RUNSC));
     assertThat(selector.select("auto", true).backend()).isSameAs(DOCKER_RUNSC);
   }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -12,8 +14,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class RunSpecTest {
-  private static final EgressPolicy EGRESS =
-      new EgressPolicy(
+  private static final RunEgress EGRESS =
+      new RunEgress(
           AllowList.parse(List.of("*.vendor.com", "db.example.com:5432")),
           Optional.of(AllowList.parse(List.of("api.vendor.com"))),
           List.of(),
@@ -63,8 +65,7 @@ class RunSpecTest {
   @Test
   void effectivePolicyIsNarrowedByTheInstancePolicy() {
     assertThat(EGRESS.effective().asStrings()).containsExactly("api.vendor.com");
-    EgressPolicy unrestricted =
-        new EgressPolicy(EGRESS.allow(), Optional.empty(), List.of(), Map.of());
+    RunEgress unrestricted = new RunEgress(EGRESS.allow(), Optional.empty(), List.of(), Map.of());
     assertThat(unrestricted.effective()).isEqualTo(EGRESS.allow());
   }
 

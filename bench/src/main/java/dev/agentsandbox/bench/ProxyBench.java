@@ -74,7 +74,8 @@ public final class ProxyBench {
       String target = selected.equals("agent-sandbox") ? options.proxyLabel() : selected;
       report.target(target);
       System.err.println("== " + target);
-      try (Upstream upstream = new Upstream(InetAddress.getByName(ProxyConfigs.UPSTREAM_ADDRESS))) {
+      try (Upstream upstream =
+          new Upstream(InetAddress.getByName(ComparedProxySetups.UPSTREAM_ADDRESS))) {
         if (selected.equals("direct")) {
           measure(route(target, Optional.empty(), upstream), upstream, OptionalLong.empty());
         } else {
@@ -264,9 +265,9 @@ public final class ProxyBench {
     return new Route(
         label,
         proxy,
-        new InetSocketAddress(ProxyConfigs.UPSTREAM_ADDRESS, upstream.port()),
-        ProxyConfigs.ALLOWED_HOST,
-        ProxyConfigs.REFUSED_HOST);
+        new InetSocketAddress(ComparedProxySetups.UPSTREAM_ADDRESS, upstream.port()),
+        ComparedProxySetups.ALLOWED_HOST,
+        ComparedProxySetups.REFUSED_HOST);
   }
 
   private RunningProxy launch(ProxyKind kind, Upstream upstream)

@@ -67,7 +67,7 @@ final class ProxyLauncher {
   ProxyLauncher(Setup setup) throws IOException {
     this.setup = setup;
     this.hostsFile = setup.workDir().resolve("hosts");
-    Files.writeString(hostsFile, ProxyConfigs.hostsFile(), StandardCharsets.US_ASCII);
+    Files.writeString(hostsFile, ComparedProxySetups.hostsFile(), StandardCharsets.US_ASCII);
     // squid and tinyproxy drop root for their own users (proxy, nobody) before they open their
     // logs, so those users need a directory they can write to and a path they can walk.
     Files.setPosixFilePermissions(setup.workDir(), PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -94,19 +94,19 @@ final class ProxyLauncher {
         command.addAll(setup.javaOptions());
         command.addAll(List.of("-jar", jar.toString()));
         command.addAll(
-            ProxyConfigs.agentSandboxArguments(
+            ComparedProxySetups.agentSandboxArguments(
                 port, upstreamPort, hostsFile, dir.resolve("decisions.jsonl")));
       }
       case SQUID -> {
         Path conf = dir.resolve("squid.conf");
-        Files.writeString(conf, ProxyConfigs.squid(port, upstreamPort, dir, hostsFile));
+        Files.writeString(conf, ComparedProxySetups.squid(port, upstreamPort, dir, hostsFile));
         command.addAll(List.of(setup.squid(), "-N", "-f", conf.toString()));
       }
       case TINYPROXY -> {
         Path filter = dir.resolve("tinyproxy-filter");
-        Files.writeString(filter, ProxyConfigs.tinyproxyFilter(), StandardCharsets.US_ASCII);
+        Files.writeString(filter, ComparedProxySetups.tinyproxyFilter(), StandardCharsets.US_ASCII);
         Path conf = dir.resolve("tinyproxy.conf");
-        Files.writeString(conf, ProxyConfigs.tinyproxy(port, upstreamPort, dir, filter));
+        Files.writeString(conf, ComparedProxySetups.tinyproxy(port, upstreamPort, dir, filter));
         // A private mount namespace, so the bind mount never touches the machine's /etc/hosts;
         // exec keeps the PID, so the measured process is tinyproxy itself.
         command.addAll(

@@ -1,6 +1,6 @@
 package dev.agentsandbox.proxy;
 
-import dev.agentsandbox.policy.net.EgressPolicy;
+import dev.agentsandbox.policy.net.EgressDecider;
 
 /**
  * A {@code HOST:PORT} pair from configuration ({@code --listen}, {@code --metrics}, {@code
@@ -27,7 +27,7 @@ record HostPort(String host, int port) {
           option + ": write an IPv6 host in brackets, e.g. [::1]:3128");
     }
     String portText = text.substring(colon + 1);
-    int port = portText.equals("0") ? 0 : EgressPolicy.parsePort(portText);
+    int port = portText.equals("0") ? 0 : EgressDecider.parsePort(portText);
     if (port < 0) {
       throw new InvalidProxyConfigException(
           option + ": the port in '" + Echo.of(text) + "' must be a number from 0 to 65535");

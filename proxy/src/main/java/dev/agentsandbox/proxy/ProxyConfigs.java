@@ -1,30 +1,40 @@
 package dev.agentsandbox.proxy;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.InvalidHostException;
+import dev.agentsandbox.policy.config.ConfigProblem;
+import dev.agentsandbox.policy.config.InvalidConfigException;
+import dev.agentsandbox.policy.config.ProxyPolicy;
 import dev.agentsandbox.policy.net.InternalRanges;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.stream.Collectors;
 
 /** Builds a validated {@link ProxyConfig} from command-line values or a policy file. */
 final class ProxyConfigs {
+  private static final ObjectMapper POLICY_JSON =
+      new ObjectMapper()
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+
   private ProxyConfigs() {}
 
   static ProxyConfig fromPolicyFile(Path file) {
-    PolicyFile policy = PolicyFile.read(file);
+    ProxyPolicy policy = readPolicy(file);
     String where = "policy file " + file + ": ";
-    if (policy.listen() == null) {
-      throw new InvalidProxyConfigException(where + "listen is required (HOST:PORT)");
-    }
-    if (policy.allow() == null) {
-      throw new InvalidProxyConfigException(where + "allow is required (a list of entries)");
-    }
     HostPort listen = prefixed(where, () -> HostPort.parse(policy.listen(), "listen"));
     Limits limits = prefixed(where, () -> limits(policy.limits()));
     return prefixed(
@@ -33,19 +43,49 @@ final class ProxyConfigs {
             new ProxyConfig(
                 listen.host(),
                 listen.port(),
-                allowList("allow", policy.allow()),
-                Optional.ofNullable(policy.instanceAllow())
-                    .map(list -> allowList("instance_allow", list)),
-                internal(policy.internalCidrs() == null ? List.of() : policy.internalCidrs()),
-                Optional.ofNullable(policy.hosts())
-                    .map(table -> StaticHostResolver.parseTable(table, "hosts")),
-                Optional.ofNullable(policy.dnsServer())
-                    .map(text -> socket(HostPort.parse(text, "dns_server"))),
-                Optional.ofNullable(policy.decisions()),
-                policy.runId() == null ? "" : policy.runId(),
-                Optional.ofNullable(policy.metrics())
-                    .map(text -> socket(HostPort.parse(text, "metrics"))),
+                policy.allow(),
+                policy.instanceAllow(),
+                internal(policy.internalCidrs()),
+                policy.hosts().map(table -> StaticHostResolver.parseTable(table, "hosts")),
+                policy.dnsServer().map(text -> socket(HostPort.parse(text, "dns_server"))),
+                policy.decisions(),
+                policy.runId().orElse(""),
+                policy.metrics().map(text -> socket(HostPort.parse(text, "metrics"))),
                 limits));
+  }
+
+  /** The file's JSON, strictly parsed (no trailing tokens, no duplicate keys), then validated. */
+  private static ProxyPolicy readPolicy(Path file) {
+    Object tree;
+    try {
+      tree = POLICY_JSON.readValue(Files.readAllBytes(file), Object.class);
+    } catch (JsonProcessingException e) {
+      throw new InvalidProxyConfigException(
+          "reading policy file "
+              + file
+              + ": "
+              + Echo.of(e.getOriginalMessage())
+              + (e.getLocation() == null
+                  ? ""
+                  : " at line "
+                      + e.getLocation().getLineNr()
+                      + " column "
+                      + e.getLocation().getColumnNr()));
+    } catch (IOException e) {
+      throw new InvalidProxyConfigException(
+          "reading policy file " + file + " failed: " + e.getMessage(), e);
+    }
+    try {
+      return ProxyPolicy.read(tree);
+    } catch (InvalidConfigException e) {
+      throw new InvalidProxyConfigException(
+          "reading policy file "
+              + file
+              + ": "
+              + e.problems().stream()
+                  .map(ConfigProblem::toString)
+                  .collect(Collectors.joining("; ")));
+    }
   }
 
   static ProxyConfig fromOptions(
@@ -118,29 +158,20 @@ final class ProxyConfigs {
     return InetSocketAddress.createUnresolved(hostPort.host(), hostPort.port());
   }
 
-  private static Limits limits(PolicyFile.LimitsJson json) {
-    if (json == null) {
-      return Limits.DEFAULTS;
-    }
+  private static Limits limits(ProxyPolicy.Limits set) {
     Limits d = Limits.DEFAULTS;
     return new Limits(
-        millis(json.connectTimeoutMs(), d.connectTimeout(), "connect_timeout_ms"),
-        millis(json.dnsTimeoutMs(), d.dnsTimeout(), "dns_timeout_ms"),
-        millis(json.idleTimeoutMs(), d.idleTimeout(), "idle_timeout_ms"),
-        millis(json.maxLifetimeMs(), d.maxLifetime(), "max_lifetime_ms"),
-        json.maxConnections() == null ? d.maxConnections() : json.maxConnections(),
-        json.maxHeaderBytes() == null ? d.maxHeaderBytes() : json.maxHeaderBytes(),
-        json.ioThreads() == null ? d.ioThreads() : json.ioThreads());
+        millis(set.connectTimeoutMs(), d.connectTimeout()),
+        millis(set.dnsTimeoutMs(), d.dnsTimeout()),
+        millis(set.idleTimeoutMs(), d.idleTimeout()),
+        millis(set.maxLifetimeMs(), d.maxLifetime()),
+        set.maxConnections().orElse(d.maxConnections()),
+        set.maxHeaderBytes().orElse(d.maxHeaderBytes()),
+        set.ioThreads().orElse(d.ioThreads()));
   }
 
-  private static Duration millis(Long value, Duration fallback, String name) {
-    if (value == null) {
-      return fallback;
-    }
-    if (value <= 0) {
-      throw new InvalidProxyConfigException("limits." + name + " must be a positive number");
-    }
-    return Duration.ofMillis(value);
+  private static Duration millis(OptionalInt value, Duration fallback) {
+    return value.isPresent() ? Duration.ofMillis(value.getAsInt()) : fallback;
   }
 
   /** Parses {@code 500ms}, {@code 10s}, {@code 5m} or {@code 1h} for command-line limits. */

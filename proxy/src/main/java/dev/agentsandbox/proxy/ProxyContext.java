@@ -1,7 +1,7 @@
 package dev.agentsandbox.proxy;
 
 import dev.agentsandbox.policy.net.AddressPolicy;
-import dev.agentsandbox.policy.net.EgressPolicy;
+import dev.agentsandbox.policy.net.EgressDecider;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * @param openConnections client connections open now, for {@link Limits#maxConnections()}
  */
 record ProxyContext(
-    EgressPolicy egress,
+    EgressDecider egress,
     AddressPolicy addresses,
     HostResolver resolver,
     DecisionLog decisions,

@@ -1,7 +1,7 @@
 package dev.agentsandbox.proxy;
 
 import dev.agentsandbox.policy.net.AddressPolicy;
-import dev.agentsandbox.policy.net.EgressPolicy;
+import dev.agentsandbox.policy.net.EgressDecider;
 import dev.agentsandbox.policy.net.Reason;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -102,7 +102,7 @@ public final class ProxyServer implements AutoCloseable {
     InetSocketAddress bound = (InetSocketAddress) server.localAddress();
     holder.context =
         new ProxyContext(
-            new EgressPolicy(config.allow(), config.instanceAllow()),
+            new EgressDecider(config.allow(), config.instanceAllow()),
             new AddressPolicy(config.internal(), hostAddresses(), bound),
             resolver,
             new DecisionLog(listeners, metrics),

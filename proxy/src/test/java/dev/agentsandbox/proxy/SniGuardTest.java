@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.net.AddressPolicy;
-import dev.agentsandbox.policy.net.EgressPolicy;
+import dev.agentsandbox.policy.net.EgressDecider;
 import dev.agentsandbox.policy.net.InternalRanges;
 import dev.agentsandbox.policy.net.Reason;
 import io.netty.buffer.Unpooled;
@@ -26,7 +26,7 @@ class SniGuardTest {
   private final RecordingListener decisions = new RecordingListener();
   private final ProxyContext context =
       new ProxyContext(
-          new EgressPolicy(AllowList.EMPTY, Optional.empty()),
+          new EgressDecider(AllowList.EMPTY, Optional.empty()),
           new AddressPolicy(
               InternalRanges.NONE, Set.of(), new InetSocketAddress("127.0.0.1", 3128)),
           new StaticHostResolver(java.util.Map.of()),

@@ -6,6 +6,7 @@ import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
 import java.time.Clock;
 import java.time.Instant;
@@ -23,7 +24,6 @@ final class RunLifecycle {
   static final String FAILURE = "agent_sandbox.failure";
   static final String TIMEOUT = "agent_sandbox.timeout";
   static final String TEARDOWN = "agent_sandbox.teardown";
-  static final Set<String> ACTIVE = Set.of("pending", "running");
   private static final Logger LOG = LoggerFactory.getLogger(RunLifecycle.class);
 
   private final Store store;
@@ -57,7 +57,7 @@ final class RunLifecycle {
                           r.agent(),
                           r.backend(),
                           runtime,
-                          "running",
+                          RunStatus.RUNNING,
                           r.command(),
                           r.createdAt(),
                           started,
@@ -108,12 +108,12 @@ final class RunLifecycle {
         run.killRequested() && completion.end() != Completion.End.DEADLINE
             ? Completion.End.KILLED
             : completion.end();
-    String status =
+    RunStatus status =
         switch (end) {
-          case EXIT -> "exited";
-          case DEADLINE -> "deadline";
-          case KILLED -> "killed";
-          case ERROR -> "failed";
+          case EXIT -> RunStatus.EXITED;
+          case DEADLINE -> RunStatus.DEADLINE;
+          case KILLED -> RunStatus.KILLED;
+          case ERROR -> RunStatus.FAILED;
         };
     String endReason = end.name().toLowerCase(java.util.Locale.ROOT);
     Instant ended = clock.instant();
@@ -199,7 +199,7 @@ final class RunLifecycle {
                   r.agent(),
                   r.backend(),
                   r.runtime(),
-                  "failed",
+                  RunStatus.FAILED,
                   r.command(),
                   r.createdAt(),
                   r.startedAt(),

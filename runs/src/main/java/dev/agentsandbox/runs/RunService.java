@@ -5,20 +5,21 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.BackendSelector.Selection;
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.NoUsableBackendException;
-import dev.agentsandbox.backend.Resources;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.AgentSettings;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.policy.config.SandboxConfig;
 import dev.agentsandbox.policy.config.ScopeRule;
 import dev.agentsandbox.policy.run.EnvScreen;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
 import java.time.Clock;
 import java.time.Duration;
@@ -95,7 +96,7 @@ public final class RunService {
               AgentSettings.DEFAULT_IMAGE,
               request.agent(),
               AgentSettings.DEFAULT_TTL_SECONDS,
-              dev.agentsandbox.policy.config.Resources.DEFAULT);
+              Resources.DEFAULT);
     }
     Selection selection;
     String wanted = config.backend().wireName();
@@ -221,7 +222,7 @@ public final class RunService {
             spec.agent(),
             selection.backend().name(),
             selection.probe().runtime(),
-            "pending",
+            RunStatus.PENDING,
             RunViews.command(json, redactor, spec.command()),
             now,
             null,
@@ -268,9 +269,8 @@ public final class RunService {
         agent.image(),
         request.command(),
         request.env(),
-        new EgressPolicy(agent.allow(), rule.allow(), operator.internalCidrs(), operator.hosts()),
-        new Resources(
-            agent.resources().cpus(), agent.resources().memoryMb(), agent.resources().pids()),
+        new RunEgress(agent.allow(), rule.allow(), operator.internalCidrs(), operator.hosts()),
+        agent.resources(),
         ttl,
         clock.instant().plus(ttl).plus(REAP_GRACE),
         config.requireRuntimeClass());
@@ -382,8 +382,7 @@ public final class RunService {
     return store
         .runs()
         .find(runId)
-        .map(
-            r -> RunLifecycle.ACTIVE.contains(r.status()) && r.expiresAt().isAfter(clock.instant()))
+        .map(r -> r.status().active() && r.expiresAt().isAfter(clock.instant()))
         .orElse(true);
   }
 
@@ -445,7 +444,7 @@ public final class RunService {
   /** A plain map view of where each live run is, for metrics and health. */
   public Map<String, String> liveRuns() {
     Map<String, String> out = new LinkedHashMap<>();
-    live.forEach((id, run) -> out.put(id, run.record().status()));
+    live.forEach((id, run) -> out.put(id, run.record().status().wireName()));
     return out;
   }
 }

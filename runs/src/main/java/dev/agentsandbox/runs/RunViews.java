@@ -53,7 +53,7 @@ final class RunViews {
     resources.put("cpus", spec.resources().cpus());
     resources.put("memory_mb", spec.resources().memoryMb());
     resources.put("pids", spec.resources().pids());
-    view.put("require_runtime_class", spec.requireGvisor());
+    view.put("require_runtime_class", spec.requireRuntimeClass());
     ArrayNode manifests = view.putArray("manifests");
     for (Manifest manifest : plan.manifests()) {
       ObjectNode m = manifests.addObject();
@@ -105,7 +105,7 @@ final class RunViews {
     ObjectNode view = json.createObjectNode();
     view.put("run_id", record.runId());
     view.put("agent", record.agent());
-    view.put("status", record.status());
+    view.put("status", record.status().wireName());
     if (record.endReason() != null) {
       view.put("end", record.endReason());
     } else {
@@ -141,7 +141,7 @@ final class RunViews {
     resources.put("cpus", spec.resources().cpus());
     resources.put("memory_mb", spec.resources().memoryMb());
     resources.put("pids", spec.resources().pids());
-    data.put("require_runtime_class", spec.requireGvisor());
+    data.put("require_runtime_class", spec.requireRuntimeClass());
     time(data, "expires_at", spec.expiresAt());
     return data;
   }

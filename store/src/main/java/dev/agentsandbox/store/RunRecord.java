@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.store.internal.Columns;
 import java.time.Instant;
 import java.util.Objects;
-import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * One run as stored: identity, where it runs, its state and outcome. Times are truncated to the
@@ -16,7 +14,7 @@ public record RunRecord(
     String agent,
     String backend,
     String runtime,
-    String status,
+    RunStatus status,
     JsonNode command,
     Instant createdAt,
     Instant startedAt,
@@ -27,13 +25,6 @@ public record RunRecord(
     Instant expiresAt,
     String owner) {
 
-  /** The status values, in the order a run can pass through them. */
-  public static final Set<String> STATUSES =
-      Set.of("pending", "running", "exited", "deadline", "failed", "killed", "refused");
-
-  /** Statuses of a run that has not ended. */
-  public static final Set<String> ACTIVE_STATUSES = Set.of("pending", "running");
-
   public RunRecord {
     Objects.requireNonNull(runId, "runId");
     Objects.requireNonNull(agent, "agent");
@@ -43,10 +34,6 @@ public record RunRecord(
     Objects.requireNonNull(createdAt, "createdAt");
     if (runId.isBlank()) {
       throw new IllegalArgumentException("run id must not be blank");
-    }
-    if (!STATUSES.contains(status)) {
-      throw new IllegalArgumentException(
-          "run status " + status + " is not one of " + new TreeSet<>(STATUSES));
     }
     command = command.deepCopy();
     // The columns hold milliseconds; truncating here makes a record equal to itself read back.

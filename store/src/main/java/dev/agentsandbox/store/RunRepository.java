@@ -114,7 +114,7 @@ public final class RunRepository {
     statement.setString(2, run.agent());
     statement.setString(3, run.backend());
     statement.setString(4, run.runtime());
-    statement.setString(5, run.status());
+    statement.setString(5, run.status().wireName());
     statement.setString(6, CanonicalJson.write(run.command()));
     Columns.setMillis(statement, 7, run.createdAt());
     Columns.setMillis(statement, 8, run.startedAt());
@@ -141,7 +141,7 @@ public final class RunRepository {
                   rows.getString("agent"),
                   rows.getString("backend"),
                   rows.getString("runtime"),
-                  rows.getString("status"),
+                  RunStatus.fromWireName(rows.getString("status")),
                   CanonicalJson.read(rows.getString("command")),
                   Columns.instant(rows, "created_at_ms"),
                   Columns.instant(rows, "started_at_ms"),

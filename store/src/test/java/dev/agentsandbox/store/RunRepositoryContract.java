@@ -17,7 +17,7 @@ abstract class RunRepositoryContract extends StoreTestBase {
         "helper",
         "docker",
         null,
-        "pending",
+        RunStatus.PENDING,
         json("[\"python\", \"job.py\"]"),
         createdAt,
         null,
@@ -58,7 +58,7 @@ abstract class RunRepositoryContract extends StoreTestBase {
             "helper",
             "docker",
             "runsc",
-            "exited",
+            RunStatus.EXITED,
             json("[\"python\", \"job.py\"]"),
             START,
             START.plusSeconds(1),
@@ -102,7 +102,7 @@ abstract class RunRepositoryContract extends StoreTestBase {
 
     assertThat(store.runs().active())
         .extracting(RunRecord::runId, RunRecord::status)
-        .containsExactly(tuple("run-a", "running"), tuple("run-b", "pending"));
+        .containsExactly(tuple("run-a", RunStatus.RUNNING), tuple("run-b", RunStatus.PENDING));
   }
 
   @Test
@@ -129,7 +129,7 @@ abstract class RunRepositoryContract extends StoreTestBase {
         run.agent(),
         run.backend(),
         run.runtime(),
-        status,
+        RunStatus.fromWireName(status),
         run.command(),
         run.createdAt(),
         run.startedAt(),

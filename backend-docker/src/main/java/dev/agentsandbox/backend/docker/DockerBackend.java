@@ -110,7 +110,7 @@ public final class DockerBackend implements SandboxBackend {
           "launching the sandbox of run " + spec.runId() + " on docker: " + probe.detail());
     }
     boolean gvisor = runtime.equals(config.gvisorRuntime());
-    if (spec.requireGvisor() && !gvisor) {
+    if (spec.requireRuntimeClass() && !gvisor) {
       throw new UnableToLaunchSandboxException(
           "launching the sandbox of run "
               + spec.runId()

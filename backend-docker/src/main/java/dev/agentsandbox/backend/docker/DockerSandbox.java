@@ -10,6 +10,7 @@ import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxException;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import dev.agentsandbox.backend.UnableToTearDownSandboxException;
 import java.io.Closeable;
 import java.io.IOException;
 import java.time.Duration;
@@ -283,7 +284,7 @@ final class DockerSandbox implements Sandbox {
       }
     }
     if (!problems.isEmpty()) {
-      throw new UnableToRemoveSandboxException(
+      throw new UnableToTearDownSandboxException(
           "removing the sandbox of run "
               + runId
               + ": "

@@ -2,11 +2,11 @@ package dev.agentsandbox.backend.docker;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
+import dev.agentsandbox.policy.config.ProxyPolicy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -114,17 +114,9 @@ final class RunLayout {
 
   /** The policy document the proxy reads ({@code --policy FILE}, see docs/proxy.md). */
   String proxyPolicyJson() {
-    EgressPolicy egress = spec.egress();
-    Map<String, Object> policy = new LinkedHashMap<>();
-    policy.put("listen", "0.0.0.0:" + config.proxyPort());
-    policy.put("allow", egress.allow().asStrings());
-    policy.put("instance_allow", egress.instanceAllow().map(list -> list.asStrings()).orElse(null));
-    policy.put("internal_cidrs", egress.internalCidrs());
-    policy.put("hosts", new TreeMap<>(egress.hosts()));
-    policy.put("run_id", spec.runId());
-    policy.put("decisions", "-");
     try {
-      return JSON.writeValueAsString(policy);
+      return JSON.writeValueAsString(
+          ProxyPolicy.forRun(spec.egress(), spec.runId(), config.proxyPort()).toTree());
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("serializing the proxy policy cannot fail for plain maps", e);
     }

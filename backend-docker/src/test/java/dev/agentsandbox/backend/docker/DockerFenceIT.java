@@ -10,10 +10,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.github.dockerjava.api.DockerClient;
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.docker.DockerItSupport.ExecResult;
 import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.RunEgress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -48,8 +48,8 @@ class DockerFenceIT {
     drill = HostDrill.start();
     int upstreamPort = drill.upstream.getAddress().getPort();
     DockerBackend backend = new DockerBackend(client, DockerBackendConfig.defaults());
-    EgressPolicy egress =
-        new EgressPolicy(
+    RunEgress egress =
+        new RunEgress(
             AllowList.parse(List.of("upstream.test:" + upstreamPort)),
             Optional.empty(),
             List.of(HostDrill.UPSTREAM_CIDR),

@@ -6,14 +6,14 @@ import static org.assertj.core.api.Assertions.fail;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Frame;
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Probe;
-import dev.agentsandbox.backend.Resources;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -76,7 +76,7 @@ final class DockerItSupport {
   }
 
   static RunSpec spec(
-      String runId, List<String> command, EgressPolicy egress, Resources resources, Duration ttl) {
+      String runId, List<String> command, RunEgress egress, Resources resources, Duration ttl) {
     return new RunSpec(
         runId,
         "it-agent",
@@ -90,8 +90,8 @@ final class DockerItSupport {
         false);
   }
 
-  static EgressPolicy noEgress() {
-    return new EgressPolicy(AllowList.EMPTY, Optional.empty(), List.of(), Map.of());
+  static RunEgress noEgress() {
+    return new RunEgress(AllowList.EMPTY, Optional.empty(), List.of(), Map.of());
   }
 
   static Resources smallCaps() {

@@ -4,14 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Manifest;
-import dev.agentsandbox.backend.Resources;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -34,7 +34,7 @@ class RunLayoutTest {
         "example/agent:1",
         List.of("sh", "-c", "echo hi"),
         Map.of("API_TOKEN", "s3cret-value"),
-        new EgressPolicy(
+        new RunEgress(
             AllowList.parse(List.of("api.example.com", "*.pypi.org:8443")),
             Optional.of(AllowList.parse(List.of("*.example.com", "*.pypi.org:8443"))),
             List.of("10.20.0.0/16"),
@@ -192,7 +192,7 @@ class RunLayoutTest {
             open.image(),
             open.command(),
             open.env(),
-            new EgressPolicy(open.egress().allow(), Optional.empty(), List.of(), Map.of()),
+            new RunEgress(open.egress().allow(), Optional.empty(), List.of(), Map.of()),
             open.resources(),
             open.ttl(),
             open.expiresAt(),

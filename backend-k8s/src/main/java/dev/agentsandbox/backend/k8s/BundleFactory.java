@@ -2,6 +2,7 @@ package dev.agentsandbox.backend.k8s;
 
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.policy.config.ProxyPolicy;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
@@ -17,7 +18,6 @@ import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
 import io.fabric8.kubernetes.api.model.rbac.RoleBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -240,16 +240,8 @@ final class BundleFactory {
   }
 
   private String proxyPolicyJson(RunSpec spec) {
-    Map<String, Object> policy = new LinkedHashMap<>();
-    policy.put("listen", "0.0.0.0:" + config.proxyPort());
-    policy.put("allow", spec.egress().allow().asStrings());
-    policy.put(
-        "instance_allow", spec.egress().instanceAllow().map(a -> a.asStrings()).orElse(null));
-    policy.put("internal_cidrs", spec.egress().internalCidrs());
-    policy.put("hosts", new TreeMap<>(spec.egress().hosts()));
-    policy.put("run_id", spec.runId());
-    policy.put("decisions", "-");
-    return serialization.asJson(policy);
+    return serialization.asJson(
+        ProxyPolicy.forRun(spec.egress(), spec.runId(), config.proxyPort()).toTree());
   }
 
   static long agentCpuMillis(RunSpec spec) {

@@ -135,7 +135,7 @@ public final class KubernetesBackend implements SandboxBackend {
       throw new UnableToLaunchSandboxException(
           "launch of run " + spec.runId() + " on Kubernetes: " + apiFailure(e), e);
     }
-    if (runtimeClass.isEmpty() && (config.requireRuntimeClass() || spec.requireGvisor())) {
+    if (runtimeClass.isEmpty() && (config.requireRuntimeClass() || spec.requireRuntimeClass())) {
       throw new UnableToLaunchSandboxException(
           "launch of run " + spec.runId() + " on Kubernetes refused: " + missingRuntimeClass("it"));
     }

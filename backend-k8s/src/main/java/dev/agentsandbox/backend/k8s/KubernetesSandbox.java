@@ -4,6 +4,7 @@ import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Completion.End;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.backend.UnableToTearDownSandboxException;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.Pod;

@@ -258,7 +258,7 @@ class BundleFactoryTest {
             spec.image(),
             spec.command(),
             spec.env(),
-            new dev.agentsandbox.backend.EgressPolicy(
+            new dev.agentsandbox.policy.config.RunEgress(
                 spec.egress().allow(), Optional.empty(), List.of(), Map.of()),
             spec.resources(),
             spec.ttl(),

@@ -1,9 +1,9 @@
 package dev.agentsandbox.backend.k8s;
 
-import dev.agentsandbox.backend.EgressPolicy;
-import dev.agentsandbox.backend.Resources;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -25,14 +25,14 @@ final class Specs {
     return spec(runId, List.of(), false);
   }
 
-  static RunSpec spec(String runId, List<String> internalCidrs, boolean requireGvisor) {
+  static RunSpec spec(String runId, List<String> internalCidrs, boolean requireRuntimeClass) {
     return new RunSpec(
         runId,
         "helper",
         "registry.example.internal/agents/helper:2",
         List.of("sh", "-c", "echo hello"),
         Map.of("TASK", "build"),
-        new EgressPolicy(
+        new RunEgress(
             AllowList.parse(List.of("api.github.com", "*.pypi.org")),
             Optional.of(AllowList.parse(List.of("*.github.com", "*.pypi.org"))),
             internalCidrs,
@@ -40,6 +40,6 @@ final class Specs {
         new Resources(1.0, 512, 256),
         Duration.ofMinutes(10),
         EXPIRES,
-        requireGvisor);
+        requireRuntimeClass);
   }
 }

@@ -81,7 +81,7 @@ public final class RunEndpoints {
       ObjectNode item = list.addObject();
       item.put("run_id", record.runId());
       item.put("agent", record.agent());
-      item.put("status", record.status());
+      item.put("status", record.status().wireName());
       item.put("backend", record.backend());
       item.put("created_at", record.createdAt().toString());
       item.put("ended_at", record.endedAt() == null ? null : record.endedAt().toString());

@@ -6,10 +6,8 @@ import static org.assertj.core.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Probe;
-import dev.agentsandbox.backend.Resources;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxListener;
@@ -17,6 +15,8 @@ import dev.agentsandbox.backend.docker.DockerBackend;
 import dev.agentsandbox.backend.docker.DockerBackendConfig;
 import dev.agentsandbox.backend.docker.DockerClients;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
@@ -390,7 +390,7 @@ class RunApiIT {
         IMAGE,
         List.of("sh", "-c", "sleep 120"),
         Map.of(),
-        new EgressPolicy(AllowList.EMPTY, Optional.empty(), List.of(), Map.of()),
+        new RunEgress(AllowList.EMPTY, Optional.empty(), List.of(), Map.of()),
         new Resources(1, 256, 128),
         Duration.ofSeconds(120),
         expiresAt,

@@ -11,7 +11,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Steps 1 to 5 on CONNECT-style targets (host:port), one row per case. */
-class EgressPolicyTest {
+class EgressDeciderTest {
   private static final AllowList ALLOW =
       AllowList.parse(
           List.of(
@@ -20,9 +20,9 @@ class EgressPolicyTest {
               "db.example.com:5432",
               "xn--bcher-kva.example",
               "gateway.corp.example"));
-  private static final EgressPolicy OPEN = new EgressPolicy(ALLOW, Optional.empty());
-  private static final EgressPolicy NARROWED =
-      new EgressPolicy(ALLOW, Optional.of(AllowList.parse(List.of("api.vendor.com"))));
+  private static final EgressDecider OPEN = new EgressDecider(ALLOW, Optional.empty());
+  private static final EgressDecider NARROWED =
+      new EgressDecider(ALLOW, Optional.of(AllowList.parse(List.of("api.vendor.com"))));
 
   static Stream<Arguments> decisions() {
     return Stream.of(
@@ -161,7 +161,7 @@ class EgressPolicyTest {
 
   @ParameterizedTest(name = "{0}: {2} -> {3}")
   @MethodSource
-  void decisions(String name, EgressPolicy policy, String target, Reason reason, String host) {
+  void decisions(String name, EgressDecider policy, String target, Reason reason, String host) {
     Decision decision = policy.decideAuthority(target);
     assertThat(decision.reason()).isEqualTo(reason);
     assertThat(decision.allowed()).isEqualTo(reason == Reason.ALLOWED);
@@ -181,7 +181,7 @@ class EgressPolicyTest {
   }
 
   private static Arguments row(
-      String name, EgressPolicy policy, String target, Reason reason, String host) {
+      String name, EgressDecider policy, String target, Reason reason, String host) {
     return Arguments.of(name, policy, target, reason, host);
   }
 }

@@ -15,10 +15,10 @@ import java.util.Optional;
  * @param allow the sandbox allow-list
  * @param instanceAllow the instance egress policy; empty means unrestricted
  */
-public record EgressPolicy(AllowList allow, Optional<AllowList> instanceAllow) {
+public record EgressDecider(AllowList allow, Optional<AllowList> instanceAllow) {
   private static final int ECHO_LIMIT = 80;
 
-  public EgressPolicy {
+  public EgressDecider {
     if (allow == null || instanceAllow == null) {
       throw new IllegalArgumentException("allow-list and instance policy are required");
     }

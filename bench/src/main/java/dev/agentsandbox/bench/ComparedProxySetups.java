@@ -8,13 +8,13 @@ import java.util.List;
  * b.bench.test} at the upstream's port, everything else refused, names resolved from one hosts file
  * that maps them (and the refused {@code c.bench.test}) to the upstream address.
  */
-final class ProxyConfigs {
+final class ComparedProxySetups {
   static final String ALLOWED_HOST = "a.bench.test";
   static final String OTHER_ALLOWED_HOST = "b.bench.test";
   static final String REFUSED_HOST = "c.bench.test";
   static final String UPSTREAM_ADDRESS = "127.0.0.2";
 
-  private ProxyConfigs() {}
+  private ComparedProxySetups() {}
 
   static String hostsFile() {
     return "127.0.0.1 localhost\n"

@@ -1,4 +1,4 @@
-package dev.agentsandbox.backend;
+package dev.agentsandbox.policy.config;
 
 import dev.agentsandbox.policy.AllowList;
 import java.util.List;
@@ -16,12 +16,12 @@ import java.util.Optional;
  * @param internalCidrs operator-declared internal destinations that allowed names may resolve to
  * @param hosts static name-to-address mappings the proxy uses instead of DNS for those names
  */
-public record EgressPolicy(
+public record RunEgress(
     AllowList allow,
     Optional<AllowList> instanceAllow,
     List<String> internalCidrs,
     Map<String, List<String>> hosts) {
-  public EgressPolicy {
+  public RunEgress {
     Objects.requireNonNull(allow, "allow");
     Objects.requireNonNull(instanceAllow, "instanceAllow");
     internalCidrs = List.copyOf(internalCidrs);

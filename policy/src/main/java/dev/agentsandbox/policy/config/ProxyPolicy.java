@@ -1,0 +1,172 @@
+package dev.agentsandbox.policy.config;
+
+import dev.agentsandbox.policy.AllowList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.TreeMap;
+
+/**
+ * The policy document one egress proxy reads ({@code --policy FILE}, see docs/proxy.md): where it
+ * listens, what it lets through, how it resolves names and where it reports. Every backend writes
+ * it with {@link #forRun} and {@link #toTree}; the proxy reads it with {@link #read}, so the schema
+ * lives in one place. Immutable and thread-safe.
+ *
+ * @param listen {@code HOST:PORT} the proxy listens on
+ * @param allow the agent's sandbox allow-list
+ * @param instanceAllow the instance egress policy of the agent's scope; empty means unrestricted
+ * @param internalCidrs declared internal destinations that allowed names may resolve to
+ * @param hosts a fixed name-to-addresses table used instead of DNS; empty means DNS
+ * @param dnsServer the only name server to ask, {@code HOST:PORT}
+ * @param runId the run the proxy serves, written into every decision
+ * @param decisions a file path for decision lines, or {@code -} for standard output
+ * @param metrics {@code HOST:PORT} for the metrics endpoint
+ * @param limits the proxy's limits; absent ones keep the proxy's defaults
+ */
+public record ProxyPolicy(
+    String listen,
+    AllowList allow,
+    Optional<AllowList> instanceAllow,
+    List<String> internalCidrs,
+    Optional<Map<String, List<String>>> hosts,
+    Optional<String> dnsServer,
+    Optional<String> runId,
+    Optional<String> decisions,
+    Optional<String> metrics,
+    Limits limits) {
+
+  /** Where every backend's proxy writes its decisions: standard output, which the backend reads. */
+  public static final String DECISIONS_TO_STDOUT = "-";
+
+  public ProxyPolicy {
+    Objects.requireNonNull(listen, "listen");
+    Objects.requireNonNull(allow, "allow");
+    Objects.requireNonNull(instanceAllow, "instanceAllow");
+    internalCidrs = List.copyOf(internalCidrs);
+    hosts = hosts.map(ProxyPolicy::copyHosts);
+    Objects.requireNonNull(dnsServer, "dnsServer");
+    Objects.requireNonNull(runId, "runId");
+    Objects.requireNonNull(decisions, "decisions");
+    Objects.requireNonNull(metrics, "metrics");
+    Objects.requireNonNull(limits, "limits");
+  }
+
+  /**
+   * The document for one run's proxy: its egress, listening on every address of the sandbox's
+   * network at {@code port}, decisions on standard output.
+   */
+  public static ProxyPolicy forRun(RunEgress egress, String runId, int port) {
+    return new ProxyPolicy(
+        "0.0.0.0:" + port,
+        egress.allow(),
+        egress.instanceAllow(),
+        egress.internalCidrs(),
+        Optional.of(egress.hosts()),
+        Optional.empty(),
+        Optional.of(runId),
+        Optional.of(DECISIONS_TO_STDOUT),
+        Optional.empty(),
+        Limits.DEFAULTS);
+  }
+
+  /**
+   * Reads a document parsed from JSON into plain Java values. Unknown fields are refused, so a
+   * misspelt limit is an error rather than a silently ignored line; {@code null} means absent.
+   *
+   * @throws InvalidConfigException with every problem found, each at its JSON path
+   */
+  public static ProxyPolicy read(Object tree) {
+    return ProxyPolicyReader.read(tree);
+  }
+
+  /**
+   * The document as plain Java values (maps, lists, strings, numbers) in a stable field order, for
+   * Jackson to write. {@code instance_allow} is always written, {@code null} meaning unrestricted;
+   * other absent fields are left out.
+   */
+  public Map<String, Object> toTree() {
+    Map<String, Object> tree = new LinkedHashMap<>();
+    tree.put("listen", listen);
+    tree.put("allow", allow.asStrings());
+    tree.put("instance_allow", instanceAllow.map(AllowList::asStrings).orElse(null));
+    tree.put("internal_cidrs", internalCidrs);
+    hosts.ifPresent(table -> tree.put("hosts", new TreeMap<>(table)));
+    dnsServer.ifPresent(value -> tree.put("dns_server", value));
+    runId.ifPresent(value -> tree.put("run_id", value));
+    decisions.ifPresent(value -> tree.put("decisions", value));
+    metrics.ifPresent(value -> tree.put("metrics", value));
+    if (!limits.equals(Limits.DEFAULTS)) {
+      tree.put("limits", limits.toTree());
+    }
+    return tree;
+  }
+
+  private static Map<String, List<String>> copyHosts(Map<String, List<String>> table) {
+    Map<String, List<String>> copy = new TreeMap<>();
+    table.forEach((name, addresses) -> copy.put(name, List.copyOf(addresses)));
+    return java.util.Collections.unmodifiableMap(copy);
+  }
+
+  /**
+   * Limits set in the document; an empty one keeps the proxy's default for that limit. Every value
+   * present is at least 1; the proxy checks its own upper bounds.
+   *
+   * @param connectTimeoutMs how long a connect may take, in milliseconds
+   * @param dnsTimeoutMs how long resolving one name may take, in milliseconds
+   * @param idleTimeoutMs how long a connection may carry no bytes, in milliseconds
+   * @param maxLifetimeMs how long one tunnel or forwarded request may last, in milliseconds
+   * @param maxConnections how many client connections may be open at once
+   * @param maxHeaderBytes the largest request head accepted
+   * @param ioThreads event-loop threads
+   */
+  public record Limits(
+      OptionalInt connectTimeoutMs,
+      OptionalInt dnsTimeoutMs,
+      OptionalInt idleTimeoutMs,
+      OptionalInt maxLifetimeMs,
+      OptionalInt maxConnections,
+      OptionalInt maxHeaderBytes,
+      OptionalInt ioThreads) {
+    /** No limit set: the proxy's defaults throughout. */
+    public static final Limits DEFAULTS =
+        new Limits(
+            OptionalInt.empty(),
+            OptionalInt.empty(),
+            OptionalInt.empty(),
+            OptionalInt.empty(),
+            OptionalInt.empty(),
+            OptionalInt.empty(),
+            OptionalInt.empty());
+
+    public Limits {
+      for (OptionalInt value :
+          List.of(
+              connectTimeoutMs,
+              dnsTimeoutMs,
+              idleTimeoutMs,
+              maxLifetimeMs,
+              maxConnections,
+              maxHeaderBytes,
+              ioThreads)) {
+        if (value.isPresent() && value.getAsInt() < 1) {
+          throw new IllegalArgumentException("limits must be at least 1: " + value.getAsInt());
+        }
+      }
+    }
+
+    Map<String, Object> toTree() {
+      Map<String, Object> tree = new LinkedHashMap<>();
+      connectTimeoutMs.ifPresent(v -> tree.put("connect_timeout_ms", v));
+      dnsTimeoutMs.ifPresent(v -> tree.put("dns_timeout_ms", v));
+      idleTimeoutMs.ifPresent(v -> tree.put("idle_timeout_ms", v));
+      maxLifetimeMs.ifPresent(v -> tree.put("max_lifetime_ms", v));
+      maxConnections.ifPresent(v -> tree.put("max_connections", v));
+      maxHeaderBytes.ifPresent(v -> tree.put("max_header_bytes", v));
+      ioThreads.ifPresent(v -> tree.put("io_threads", v));
+      return tree;
+    }
+  }
+}

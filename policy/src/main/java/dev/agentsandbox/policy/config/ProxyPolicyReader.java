@@ -1,0 +1,174 @@
+package dev.agentsandbox.policy.config;
+
+import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.net.InternalRanges;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+
+/** Reads {@link ProxyPolicy} documents; see {@link ProxyPolicy#read}. */
+final class ProxyPolicyReader {
+  private static final Set<String> TOP =
+      SandboxConfigReader.orderedSet(
+          "listen",
+          "allow",
+          "instance_allow",
+          "internal_cidrs",
+          "hosts",
+          "dns_server",
+          "run_id",
+          "decisions",
+          "metrics",
+          "limits");
+  private static final Set<String> LIMITS =
+      SandboxConfigReader.orderedSet(
+          "connect_timeout_ms",
+          "dns_timeout_ms",
+          "idle_timeout_ms",
+          "max_lifetime_ms",
+          "max_connections",
+          "max_header_bytes",
+          "io_threads");
+
+  private ProxyPolicyReader() {}
+
+  static ProxyPolicy read(Object tree) {
+    TreeReader reader = new TreeReader();
+    Map<String, Object> doc = reader.object("", tree);
+    if (doc == null) {
+      throw reader.failure();
+    }
+    onlyKeys(reader, "", doc, TOP);
+    String listen = null;
+    if (doc.get("listen") == null) {
+      reader.problem("listen", "is required (HOST:PORT)");
+    } else {
+      listen = reader.string("listen", doc.get("listen"));
+    }
+    AllowList allow = AllowList.EMPTY;
+    if (doc.get("allow") == null) {
+      reader.problem("allow", "is required (a list of entries; [] refuses everything)");
+    } else {
+      allow = reader.allowList("allow", doc.get("allow"));
+    }
+    Optional<AllowList> instanceAllow =
+        Optional.ofNullable(doc.get("instance_allow"))
+            .map(value -> reader.allowList("instance_allow", value));
+    List<String> internalCidrs = cidrs(reader, doc.get("internal_cidrs"));
+    Optional<Map<String, List<String>>> hosts =
+        Optional.ofNullable(doc.get("hosts")).map(value -> hosts(reader, value));
+    Optional<String> dnsServer = optionalString(reader, doc, "dns_server");
+    Optional<String> runId = optionalString(reader, doc, "run_id");
+    Optional<String> decisions = optionalString(reader, doc, "decisions");
+    Optional<String> metrics = optionalString(reader, doc, "metrics");
+    ProxyPolicy.Limits limits = limits(reader, doc.get("limits"));
+    reader.throwIfAny();
+    return new ProxyPolicy(
+        listen,
+        allow,
+        instanceAllow,
+        internalCidrs,
+        hosts,
+        dnsServer,
+        runId,
+        decisions,
+        metrics,
+        limits);
+  }
+
+  /** Unknown fields named as such, so a misspelling reads as one. */
+  private static void onlyKeys(
+      TreeReader reader, String path, Map<String, Object> object, Set<String> known) {
+    for (String key : object.keySet()) {
+      if (!known.contains(key)) {
+        reader.problem(
+            TreeReader.field(path, key),
+            "unknown field '"
+                + TreeReader.echo(key)
+                + "' (known: "
+                + String.join(", ", known)
+                + ")");
+      }
+    }
+  }
+
+  private static Optional<String> optionalString(
+      TreeReader reader, Map<String, Object> doc, String key) {
+    Object value = doc.get(key);
+    return value == null ? Optional.empty() : Optional.ofNullable(reader.string(key, value));
+  }
+
+  private static List<String> cidrs(TreeReader reader, Object value) {
+    List<String> cidrs = strings(reader, "internal_cidrs", value);
+    for (int i = 0; i < cidrs.size(); i++) {
+      try {
+        InternalRanges.parse(List.of(cidrs.get(i)));
+      } catch (IllegalArgumentException e) {
+        reader.problem(TreeReader.index("internal_cidrs", i), e.getMessage());
+      }
+    }
+    return cidrs;
+  }
+
+  private static Map<String, List<String>> hosts(TreeReader reader, Object value) {
+    Map<String, Object> table = reader.object("hosts", value);
+    Map<String, List<String>> hosts = new LinkedHashMap<>();
+    if (table != null) {
+      table.forEach(
+          (name, addresses) ->
+              hosts.put(name, strings(reader, TreeReader.field("hosts", name), addresses)));
+    }
+    return hosts;
+  }
+
+  private static List<String> strings(TreeReader reader, String path, Object value) {
+    List<String> out = new ArrayList<>();
+    if (value == null) {
+      return out;
+    }
+    if (!(value instanceof List<?> list)) {
+      reader.problem(path, "must be a list of strings, not " + TreeReader.kind(value));
+      return out;
+    }
+    for (int i = 0; i < list.size(); i++) {
+      String text = reader.string(TreeReader.index(path, i), list.get(i));
+      if (text != null) {
+        out.add(text);
+      }
+    }
+    return out;
+  }
+
+  private static ProxyPolicy.Limits limits(TreeReader reader, Object value) {
+    if (value == null) {
+      return ProxyPolicy.Limits.DEFAULTS;
+    }
+    Map<String, Object> tree = reader.object("limits", value);
+    if (tree == null) {
+      return ProxyPolicy.Limits.DEFAULTS;
+    }
+    onlyKeys(reader, "limits", tree, LIMITS);
+    return new ProxyPolicy.Limits(
+        positive(reader, tree, "connect_timeout_ms"),
+        positive(reader, tree, "dns_timeout_ms"),
+        positive(reader, tree, "idle_timeout_ms"),
+        positive(reader, tree, "max_lifetime_ms"),
+        positive(reader, tree, "max_connections"),
+        positive(reader, tree, "max_header_bytes"),
+        positive(reader, tree, "io_threads"));
+  }
+
+  private static OptionalInt positive(TreeReader reader, Map<String, Object> tree, String key) {
+    Object value = tree.get(key);
+    if (value == null) {
+      return OptionalInt.empty();
+    }
+    int number =
+        reader.wholeNumber(TreeReader.field("limits", key), value, 0, 1, Integer.MAX_VALUE);
+    return number < 1 ? OptionalInt.empty() : OptionalInt.of(number);
+  }
+}
