@@ -9,10 +9,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Completion;
-import dev.agentsandbox.backend.EgressPolicy;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.RunEgress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -67,8 +67,8 @@ class DockerBusyboxWgetIT {
   @MethodSource("runtimes")
   void everyAttemptGetsTheProxysAnswer(String runtime) throws Exception {
     int port = drill.upstream.getAddress().getPort();
-    EgressPolicy egress =
-        new EgressPolicy(
+    RunEgress egress =
+        new RunEgress(
             AllowList.parse(List.of("upstream.test:" + port)),
             Optional.empty(),
             List.of(HostDrill.UPSTREAM_CIDR),
