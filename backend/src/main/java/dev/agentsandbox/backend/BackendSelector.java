@@ -8,7 +8,7 @@ import java.util.Objects;
 /**
  * Picks the backend a run uses: the one the configuration names, or with {@code auto} the strongest
  * this host has. A named backend the host lacks refuses; it never falls back to a weaker one
- * (DESIGN invariant 9).
+ * (docs/architecture.md invariant 9).
  *
  * <p>{@code auto} orders by {@link Isolation} (a microVM over gVisor over a plain container), then
  * by the order the backends were given in, which the composition root sets to firecracker, k8s,

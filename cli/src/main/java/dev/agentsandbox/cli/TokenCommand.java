@@ -1,6 +1,6 @@
 package dev.agentsandbox.cli;
 
-import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.TokenInfo;
 import java.io.PrintWriter;

@@ -21,6 +21,7 @@ import java.util.ArrayDeque;
 final class ClientHandler extends ChannelInboundHandlerAdapter {
   private final ProxyContext context;
   private final ArrayDeque<Object> pending = new ArrayDeque<>();
+  private Flow reading;
   private ConnectTunnel tunnel;
   private HttpForwarder forwarder;
   private boolean refused;
@@ -30,13 +31,25 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
   }
 
   @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    // The client's one flow: reads heads while idle, feeds a forwarder's or tunnel's upstream.
+    reading = new Flow(ctx.channel(), null);
+    reading.want(true);
+  }
+
+  /** The forwarder serving the current request, or null. */
+  HttpForwarder forwarder() {
+    return forwarder;
+  }
+
+  @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     if (tunnel != null) {
       tunnel.early(msg);
     } else if (refused) {
       ReferenceCountUtil.release(msg);
     } else if (forwarder != null) {
-      if (msg instanceof HttpContent content && !forwarder.requestComplete()) {
+      if (msg instanceof HttpContent content && forwarder.takesBody()) {
         forwarder.body(content);
       } else {
         pending.add(msg);
@@ -52,7 +65,7 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
       ReferenceCountUtil.release(msg);
       return;
     }
-    ctx.channel().config().setAutoRead(false);
+    reading.want(false);
     String method = Echo.of(request.method().name());
     Attempt attempt = new Attempt(context, client(ctx), method, "", 0);
     if (request.decoderResult().isFailure()) {
@@ -72,12 +85,12 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     if (HttpMethod.CONNECT.equals(request.method())) {
-      tunnel = new ConnectTunnel(context, ctx.channel(), attempt);
+      tunnel = new ConnectTunnel(context, ctx.channel(), attempt, reading);
       ReferenceCountUtil.release(msg);
       tunnel.start(request.uri());
       return;
     }
-    forwarder = new HttpForwarder(context, ctx.channel(), attempt, this);
+    forwarder = new HttpForwarder(context, ctx.channel(), attempt, this, reading);
     forwarder.start(request);
   }
 
@@ -89,23 +102,31 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
     }
     if (forwarder != null) {
       // The next request started; it will resume reading when it is ready for more.
-      while (!pending.isEmpty() && forwarder != null && !forwarder.requestComplete()) {
+      while (!pending.isEmpty() && forwarder != null && forwarder.takesBody()) {
         Object next = pending.peek();
         if (!(next instanceof HttpContent)) {
           break;
         }
         forwarder.body((HttpContent) pending.poll());
       }
+      reading.flush();
       return;
     }
     if (tunnel == null && !refused) {
-      ctx.channel().config().setAutoRead(true);
+      reading.want(true);
     }
   }
 
   /** Called by the forwarder when it answered a refusal: nothing more is read. */
   void requestRefused() {
     refused = true;
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    // Flushes the request body forwarded in this read burst (nothing when no upstream is fed).
+    reading.flush();
+    ctx.fireChannelReadComplete();
   }
 
   @Override

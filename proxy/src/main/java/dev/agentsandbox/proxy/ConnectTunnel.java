@@ -27,17 +27,19 @@ final class ConnectTunnel {
   private final ProxyContext context;
   private final Channel client;
   private final Attempt attempt;
+  private final Flow reading;
   private CompositeByteBuf early;
   private boolean established;
 
-  ConnectTunnel(ProxyContext context, Channel client, Attempt attempt) {
+  /** {@code reading} is the client's flow, paused by the caller when the CONNECT head arrived. */
+  ConnectTunnel(ProxyContext context, Channel client, Attempt attempt, Flow reading) {
     this.context = context;
     this.client = client;
     this.attempt = attempt;
+    this.reading = reading;
   }
 
   void start(String requestTarget) {
-    client.config().setAutoRead(false);
     // From here on the client's bytes are tunnel bytes, not HTTP: stop parsing them.
     client.pipeline().remove(ProxyServer.DECODER);
     Decision decision = context.egress().decideAuthority(requestTarget);
@@ -46,7 +48,7 @@ final class ConnectTunnel {
       Refusals.refuse(client, attempt, decision.reason(), decision.detail());
       return;
     }
-    Dialer.dial(context, client, attempt, new PlaceholderHandler(), this::connected);
+    Dialer.dial(context, client, attempt, new PlaceholderHandler(), this::connected, () -> {});
   }
 
   /** Bytes (or leftovers of the HTTP decoder) that arrived before the tunnel is up. */
@@ -111,24 +113,27 @@ final class ConnectTunnel {
     pipeline.remove(ProxyServer.ENCODER);
     client.writeAndFlush(Unpooled.wrappedBuffer(ESTABLISHED));
     pipeline.remove(ProxyServer.CLIENT_HANDLER);
+    reading.feed(upstream);
+    Flow down = new Flow(upstream, client);
     upstream
         .pipeline()
-        .replace(PlaceholderHandler.class, "relay", new RelayHandler(client, attempt, false));
+        .replace(
+            PlaceholderHandler.class, "relay", new RelayHandler(down, reading, attempt, false));
     boolean requireTls = attempt.port() == 443;
     long guardTimeout =
         requireTls
             ? Math.min(10_000, context.limits().idleTimeout().toMillis())
             : context.limits().idleTimeout().toMillis();
     pipeline.addLast("sni", new SniGuard(upstream, attempt, requireTls, guardTimeout));
-    pipeline.addLast("relay", new RelayHandler(upstream, attempt, true));
+    pipeline.addLast("relay", new RelayHandler(reading, down, attempt, true));
     if (early != null) {
       CompositeByteBuf held = early;
       early = null;
       pipeline.fireChannelRead(held);
       pipeline.fireChannelReadComplete();
     }
-    upstream.config().setAutoRead(true);
-    client.config().setAutoRead(true);
+    down.want(true);
+    reading.want(true);
   }
 
   /** Sits in the upstream pipeline until the relay replaces it; reads are off until then. */

@@ -4,11 +4,9 @@ import dev.agentsandbox.policy.net.AddressCheck;
 import dev.agentsandbox.policy.net.AddressPolicy;
 import dev.agentsandbox.policy.net.IpLiteral;
 import dev.agentsandbox.policy.net.Reason;
-import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.util.concurrent.Future;
 import java.net.InetAddress;
@@ -19,7 +17,8 @@ import java.util.function.Consumer;
 /**
  * Steps 6 and 7: resolve an allowed name, check every answer, and connect to exactly the address
  * that passed — the {@link InetSocketAddress} is built from the checked {@link InetAddress}, so no
- * second lookup can happen. Any failure is answered with a refusal on the client channel.
+ * second lookup can happen. Any failure is answered with a refusal on the client channel, after
+ * which {@code onRefused} runs.
  */
 final class Dialer {
   private Dialer() {}
@@ -29,7 +28,8 @@ final class Dialer {
       Channel client,
       Attempt attempt,
       ChannelHandler upstreamHandler,
-      Consumer<Channel> onConnected) {
+      Consumer<Channel> onConnected,
+      Runnable onRefused) {
     String host = attempt.host();
     int port = attempt.port();
     Future<List<InetAddress>> lookup = context.resolver().resolve(host, client.eventLoop());
@@ -40,6 +40,7 @@ final class Dialer {
           }
           if (!done.isSuccess()) {
             Refusals.refuse(client, attempt, Reason.DNS_FAILURE, "the name did not resolve");
+            onRefused.run();
             return;
           }
           AddressPolicy.Choice choice = context.addresses().choose(done.getNow(), port);
@@ -54,11 +55,12 @@ final class Dialer {
                     + IpLiteral.format(refused.address())
                     + ", which is "
                     + refused.addressClass().wireName());
+            onRefused.run();
             return;
           }
           InetAddress checked = choice.chosen().get().address();
           attempt.address(IpLiteral.format(checked));
-          connect(context, client, attempt, checked, port, upstreamHandler, onConnected);
+          connect(context, client, attempt, checked, port, upstreamHandler, onConnected, onRefused);
         });
   }
 
@@ -69,18 +71,13 @@ final class Dialer {
       InetAddress checked,
       int port,
       ChannelHandler upstreamHandler,
-      Consumer<Channel> onConnected) {
+      Consumer<Channel> onConnected,
+      Runnable onRefused) {
     ChannelFuture connecting =
-        new Bootstrap()
-            .group(client.eventLoop())
-            .channel(client.getClass().asSubclass(Channel.class))
-            .option(
-                ChannelOption.CONNECT_TIMEOUT_MILLIS,
-                (int) Math.min(Integer.MAX_VALUE, context.limits().connectTimeout().toMillis()))
-            .option(ChannelOption.AUTO_READ, false)
-            .option(ChannelOption.TCP_NODELAY, true)
-            .handler(upstreamHandler)
-            .connect(new InetSocketAddress(checked, port));
+        context
+            .connector()
+            .connect(
+                client, new InetSocketAddress(checked, port), upstreamHandler, context.limits());
     connecting.addListener(
         (ChannelFuture done) -> {
           if (done.isSuccess()) {
@@ -100,6 +97,7 @@ final class Dialer {
             Refusals.refuse(
                 client, attempt, Reason.CONNECT_FAILED, "the upstream refused the connection");
           }
+          onRefused.run();
         });
   }
 }

@@ -5,7 +5,9 @@ import dev.agentsandbox.policy.net.Reason;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -23,35 +25,44 @@ import java.util.concurrent.TimeUnit;
 /**
  * One plain HTTP request in absolute form: decided on its own target, sent over a fresh upstream
  * connection to the checked address (never reused for another request or target), with the Host
- * header rewritten to the target and hop-by-hop and proxy headers stripped. Confined to the client
- * channel's event loop.
+ * header rewritten to the target and hop-by-hop and proxy headers stripped. An explicit state
+ * machine ({@link ForwardState}); every change of state goes through {@link #moveTo}, which refuses
+ * a transition the table does not list. The request body and the response stream through {@link
+ * Flow}s, which own back-pressure. Confined to the client channel's event loop.
  */
 final class HttpForwarder {
   private final ProxyContext context;
   private final Channel client;
   private final Attempt attempt;
   private final ClientHandler owner;
-  private final ArrayDeque<HttpContent> queued = new ArrayDeque<>();
+  private final Flow reading;
+  private final ArrayDeque<HttpContent> held = new ArrayDeque<>();
+  private ForwardState state = ForwardState.DECIDING;
   private Channel upstream;
+  private Flow response;
   private HttpRequest outgoing;
-  private boolean requestComplete;
   private boolean keepAlive;
   private boolean clientHttp11;
   private boolean headRequest;
-  private boolean responseStarted;
-  private boolean informational;
-  private boolean finished;
   private ScheduledFuture<?> lifetime;
 
-  HttpForwarder(ProxyContext context, Channel client, Attempt attempt, ClientHandler owner) {
+  /** {@code reading} is the client's flow, paused by the owner when the request head arrived. */
+  HttpForwarder(
+      ProxyContext context, Channel client, Attempt attempt, ClientHandler owner, Flow reading) {
     this.context = context;
     this.client = client;
     this.attempt = attempt;
     this.owner = owner;
+    this.reading = reading;
   }
 
-  boolean requestComplete() {
-    return requestComplete;
+  ForwardState state() {
+    return state;
+  }
+
+  /** Whether the client's next body part belongs to this request. */
+  boolean takesBody() {
+    return state.takesRequestBody();
   }
 
   void endedBy(String cause) {
@@ -96,10 +107,17 @@ final class HttpForwarder {
             HttpHeaderNames.HOST,
             decision.host() + (decision.port() == 80 ? "" : ":" + decision.port()))
         .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-    Dialer.dial(context, client, attempt, new UpstreamResponseHandler(this), this::connected);
+    moveTo(ForwardState.CONNECTING);
+    Dialer.dial(
+        context, client, attempt, new UpstreamHandler(this), this::connected, this::dialRefused);
   }
 
+  /** A part of the request body, while {@link #takesBody()}. */
   void body(HttpContent content) {
+    if (!state.takesRequestBody()) {
+      content.release();
+      throw new IllegalStateException("a request body part in state " + state);
+    }
     if (content.decoderResult().isFailure()) {
       content.release();
       abort(
@@ -108,22 +126,25 @@ final class HttpForwarder {
       return;
     }
     attempt.countUp(content.content().readableBytes());
-    if (content instanceof LastHttpContent) {
-      requestComplete = true;
-      client.config().setAutoRead(false);
-    }
-    if (upstream == null) {
-      queued.add(content);
+    boolean last = content instanceof LastHttpContent;
+    if (state == ForwardState.CONNECTING) {
+      held.add(content);
+      if (last) {
+        moveTo(ForwardState.CONNECTING_REQUEST_READ);
+      }
       return;
     }
-    upstream.writeAndFlush(content, upstream.voidPromise());
-    if (!upstream.isWritable()) {
-      client.config().setAutoRead(false);
+    reading.forward(content);
+    if (last) {
+      reading.flush();
+      moveTo(
+          state == ForwardState.SENDING ? ForwardState.AWAITING_RESPONSE : ForwardState.RECEIVING);
     }
   }
 
   private void connected(Channel channel) {
-    if (!client.isActive()) {
+    if (state == ForwardState.DONE || !client.isActive()) {
+      // The exchange ended (the client left, or its body was refused) while dialling.
       channel.close();
       return;
     }
@@ -141,63 +162,71 @@ final class HttpForwarder {
                 context.limits().maxLifetime().toMillis(),
                 TimeUnit.MILLISECONDS);
     upstream.write(outgoing, upstream.voidPromise());
-    while (!queued.isEmpty()) {
-      upstream.write(queued.poll(), upstream.voidPromise());
+    while (!held.isEmpty()) {
+      upstream.write(held.poll(), upstream.voidPromise());
     }
     upstream.flush();
-    upstream.config().setAutoRead(true);
-    if (!requestComplete) {
-      client.config().setAutoRead(upstream.isWritable());
-    }
+    reading.feed(upstream);
+    response = new Flow(upstream, client);
+    response.want(true);
+    moveTo(
+        state == ForwardState.CONNECTING ? ForwardState.SENDING : ForwardState.AWAITING_RESPONSE);
   }
 
-  void upstreamWritabilityChanged() {
-    if (upstream != null && upstream.isWritable() && !requestComplete && client.isActive()) {
-      client.config().setAutoRead(true);
+  /** The dialer refused (DNS, address, connect) and already answered the client. */
+  private void dialRefused() {
+    if (state != ForwardState.DONE) {
+      moveTo(ForwardState.DONE);
+      owner.requestRefused();
     }
   }
 
   void clientWritabilityChanged() {
-    if (upstream != null && client.isWritable()) {
-      upstream.config().setAutoRead(true);
+    if (response != null) {
+      response.sinkWritabilityChanged();
     }
   }
 
-  void response(HttpResponse response) {
-    if (response.decoderResult().isFailure() || response.status().code() == 101) {
-      ReferenceCountUtil.release(response);
+  private void response(HttpResponse head) {
+    if (head.decoderResult().isFailure()
+        || head.status().code() == 101
+        || state.responseStarted()) {
+      ReferenceCountUtil.release(head);
       attempt.endedBy("error");
       fail();
       return;
     }
-    HttpMessages.stripHopByHop(response.headers());
+    HttpMessages.stripHopByHop(head.headers());
     // An intermediary speaks its own HTTP version on each hop (RFC 9110 section 6.2).
-    response.setProtocolVersion(HttpVersion.HTTP_1_1);
-    int code = response.status().code();
-    informational = code >= 100 && code < 200;
-    if (!informational) {
-      responseStarted = true;
-      boolean bodyless = headRequest || code == 204 || code == 304;
-      boolean framed =
-          bodyless
-              || HttpUtil.isContentLengthSet(response)
-              || HttpUtil.isTransferEncodingChunked(response);
-      if (!framed && clientHttp11) {
-        // A body delimited by the upstream's close: re-frame it in chunks so the client
-        // connection can stay open.
-        HttpUtil.setTransferEncodingChunked(response, true);
-      } else if (!framed) {
-        // An HTTP/1.0 client knows no chunks: the close delimits the body, as upstream.
-        keepAlive = false;
-      }
-      if (!keepAlive) {
-        response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-      }
+    head.setProtocolVersion(HttpVersion.HTTP_1_1);
+    int code = head.status().code();
+    if (code >= 100 && code < 200) {
+      // Informational: relayed as it is; its empty end follows at once and keeps the state.
+      response.forward(head);
+      return;
     }
-    client.write(response, client.voidPromise());
+    boolean bodyless = headRequest || code == 204 || code == 304;
+    boolean framed =
+        bodyless || HttpUtil.isContentLengthSet(head) || HttpUtil.isTransferEncodingChunked(head);
+    if (!framed && clientHttp11) {
+      // A body delimited by the upstream's close: re-frame it in chunks so the client
+      // connection can stay open.
+      HttpUtil.setTransferEncodingChunked(head, true);
+    } else if (!framed) {
+      // An HTTP/1.0 client knows no chunks: the close delimits the body, as upstream.
+      keepAlive = false;
+    }
+    if (!keepAlive) {
+      head.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+    }
+    response.forward(head);
+    moveTo(
+        state == ForwardState.SENDING
+            ? ForwardState.SENDING_AND_RECEIVING
+            : ForwardState.RECEIVING);
   }
 
-  void content(HttpContent content) {
+  private void content(HttpContent content) {
     if (content.decoderResult().isFailure()) {
       content.release();
       attempt.endedBy("error");
@@ -206,28 +235,36 @@ final class HttpForwarder {
     }
     attempt.countDown(content.content().readableBytes());
     boolean last = content instanceof LastHttpContent;
-    if (last && informational) {
-      informational = false;
-      client.writeAndFlush(content, client.voidPromise());
+    if (!state.responseStarted()) {
+      if (!last) {
+        // Only an informational response comes before the final head, and it has no body.
+        content.release();
+        attempt.endedBy("error");
+        fail();
+        return;
+      }
+      response.forward(content);
+      response.flush();
       return;
     }
     if (!last) {
-      client.writeAndFlush(content, client.voidPromise());
-      if (!client.isWritable()) {
-        upstream.config().setAutoRead(false);
-      }
+      response.forward(content);
       return;
     }
-    finished = true;
+    if (state == ForwardState.SENDING_AND_RECEIVING) {
+      // The rest of the request body would be read as the next request: close after this one.
+      keepAlive = false;
+    }
+    moveTo(ForwardState.FINISHING);
     attempt.endedBy("complete");
     client
         .writeAndFlush(content)
         .addListener(
             (ChannelFutureListener)
                 done -> {
-                  release();
+                  moveTo(ForwardState.DONE);
                   attempt.allowEnded();
-                  if (keepAlive && done.isSuccess() && requestComplete) {
+                  if (keepAlive && done.isSuccess()) {
                     owner.requestFinished(client.pipeline().context(ClientHandler.class));
                   } else {
                     client.close();
@@ -235,8 +272,8 @@ final class HttpForwarder {
                 });
   }
 
-  void upstreamClosed() {
-    if (finished) {
+  private void upstreamClosed() {
+    if (state.finished()) {
       return;
     }
     attempt.endedBy("upstream-closed");
@@ -244,11 +281,8 @@ final class HttpForwarder {
   }
 
   void clientClosed() {
-    for (HttpContent content : queued) {
-      content.release();
-    }
-    queued.clear();
-    if (finished) {
+    releaseHeld();
+    if (state.finished()) {
       return;
     }
     attempt.endedBy("client-closed");
@@ -257,11 +291,11 @@ final class HttpForwarder {
 
   /** Ends an allowed request that could not complete: the client learns by the close. */
   private void fail() {
-    if (finished) {
+    if (state.finished()) {
       return;
     }
-    finished = true;
-    release();
+    boolean responseStarted = state.responseStarted();
+    moveTo(ForwardState.DONE);
     attempt.allowEnded();
     if (!responseStarted && client.isActive()) {
       // Nothing was sent to the client yet, so it still gets a proper answer.
@@ -271,9 +305,10 @@ final class HttpForwarder {
     client.close();
   }
 
+  /** Refuses a request whose body turned out malformed. */
   private void abort(Reason reason, String detail) {
-    finished = true;
-    release();
+    boolean responseStarted = state.responseStarted();
+    moveTo(ForwardState.DONE);
     owner.requestRefused();
     if (responseStarted) {
       attempt.deny(reason, detail);
@@ -284,9 +319,25 @@ final class HttpForwarder {
   }
 
   private void refuse(Reason reason, String detail) {
-    finished = true;
+    moveTo(ForwardState.DONE);
     owner.requestRefused();
     Refusals.refuse(client, attempt, reason, detail);
+  }
+
+  /**
+   * The one place the state changes. Entering a state sets whether the client's body is read (only
+   * while it streams up) and, on {@code DONE}, releases the upstream, the timer and held parts.
+   */
+  private void moveTo(ForwardState next) {
+    if (!state.successors().contains(next)) {
+      throw new IllegalStateException(
+          "forwarding to " + attempt.host() + ": no transition from " + state + " to " + next);
+    }
+    state = next;
+    reading.want(next.readsClient());
+    if (next == ForwardState.DONE) {
+      release();
+    }
   }
 
   private void release() {
@@ -299,17 +350,21 @@ final class HttpForwarder {
       upstream.close();
       upstream = null;
     }
-    for (HttpContent content : queued) {
-      content.release();
-    }
-    queued.clear();
+    reading.feed(null);
+    releaseHeld();
   }
 
-  /** Reports on the upstream channel. */
-  static final class UpstreamResponseHandler extends io.netty.channel.ChannelInboundHandlerAdapter {
+  private void releaseHeld() {
+    while (!held.isEmpty()) {
+      held.poll().release();
+    }
+  }
+
+  /** Sits on the upstream channel: its HTTP codec, and the reports it makes to the forwarder. */
+  static final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     private final HttpForwarder forwarder;
 
-    UpstreamResponseHandler(HttpForwarder forwarder) {
+    UpstreamHandler(HttpForwarder forwarder) {
       this.forwarder = forwarder;
     }
 
@@ -319,29 +374,40 @@ final class HttpForwarder {
           .addBefore(
               ctx.name(),
               "codec",
-              new io.netty.handler.codec.http.HttpClientCodec(
-                  8192, forwarder.context.limits().maxHeaderBytes(), 8192));
+              new HttpClientCodec(8192, forwarder.context.limits().maxHeaderBytes(), 8192));
+    }
+
+    private boolean current(ChannelHandlerContext ctx) {
+      return forwarder.upstream == ctx.channel() && forwarder.state.readsResponse();
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-      if (forwarder.finished || forwarder.upstream != ctx.channel()) {
+      if (!current(ctx)) {
         ReferenceCountUtil.release(msg);
         return;
       }
-      if (msg instanceof HttpResponse response) {
-        forwarder.response(response);
-      }
-      if (msg instanceof HttpContent content) {
+      if (msg instanceof HttpResponse head) {
+        // This codec never emits a head with content in one message (no aggregator).
+        forwarder.response(head);
+      } else if (msg instanceof HttpContent content) {
         forwarder.content(content);
-      } else if (!(msg instanceof HttpResponse)) {
+      } else {
         ReferenceCountUtil.release(msg);
       }
     }
 
     @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+      if (current(ctx)) {
+        forwarder.response.flush();
+      }
+      ctx.fireChannelReadComplete();
+    }
+
+    @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-      forwarder.upstreamWritabilityChanged();
+      forwarder.reading.sinkWritabilityChanged();
       ctx.fireChannelWritabilityChanged();
     }
 

@@ -1,30 +1,26 @@
 package dev.agentsandbox.proxy;
 
 import dev.agentsandbox.policy.net.IpLiteral;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
-import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ConcurrentHashMap;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
  * {@code agent-sandbox proxy}: runs one sandbox's egress proxy until the process is stopped.
  * Self-contained so the CLI can add it as a subcommand; exit code 2 with one line on stderr for bad
- * input, and one ready line on stderr once connections are accepted.
+ * input, and one ready line on stderr once connections are accepted. Only the command line lives
+ * here: the options become a {@link ProxyOptions} record, {@link ProxyAssembly} wires the parts,
+ * and {@link RunningProxy} is the handle (and the API for starting a proxy in-process).
  */
 @Command(
     name = "proxy",
@@ -88,144 +84,10 @@ public final class ProxyCommand implements Callable<Integer> {
   @Option(names = "--max-connections", paramLabel = "N", description = "Concurrent clients.")
   Integer maxConnections;
 
-  private final List<DecisionListener> extraListeners = new ArrayList<>();
-  private final CountDownLatch stop = new CountDownLatch(1);
-  private volatile ProxyServer running;
-
-  /** Adds an in-process listener (the control plane's) that receives every decision. */
-  public ProxyCommand addListener(DecisionListener listener) {
-    extraListeners.add(listener);
-    return this;
-  }
-
-  /** The running server once ready, for in-process use; null before. */
-  public ProxyServer server() {
-    return running;
-  }
-
-  /** Asks a running {@link #call()} to stop and return. */
-  public void stop() {
-    stop.countDown();
-  }
-
-  @Override
-  public Integer call() {
-    PrintStream err = System.err;
-    ProxyConfig config;
-    try {
-      config = config();
-    } catch (InvalidProxyConfigException e) {
-      err.println("agent-sandbox proxy: " + e.getMessage());
-      return EXIT_BAD_INPUT;
-    }
-    JsonLinesDecisionWriter writer = null;
-    HTTPServer metricsServer = null;
-    ExecutorService metricsExecutor = null;
-    ProxyServer server = null;
-    try {
-      List<DecisionListener> listeners = new ArrayList<>(extraListeners);
-      if (config.decisions().isPresent()) {
-        writer = openWriter(config.decisions().get());
-        listeners.add(writer);
-      }
-      ProxyMetrics proxyMetrics = new ProxyMetrics();
-      if (config.metrics().isPresent()) {
-        InetSocketAddress at = config.metrics().get();
-        metricsExecutor = Executors.newSingleThreadExecutor(daemon());
-        metricsServer =
-            HTTPServer.builder()
-                .inetAddress(InetAddress.getByName(at.getHostString()))
-                .port(at.getPort())
-                .registry(proxyMetrics.registry())
-                .executorService(metricsExecutor)
-                .buildAndStart();
-      }
-      HostResolver resolver =
-          config.hosts().isPresent()
-              ? new StaticHostResolver(config.hosts().get())
-              : new DnsHostResolver(
-                  config.limits().dnsTimeout(),
-                  config
-                      .dnsServer()
-                      .map(a -> new InetSocketAddress(resolveLiteral(a), a.getPort())));
-      server = ProxyServer.start(config, resolver, listeners, proxyMetrics);
-      running = server;
-      err.println("agent-sandbox proxy ready on " + format(server.boundAddress()));
-      Thread hook = new Thread(stop::countDown, "agent-sandbox-proxy-shutdown");
-      Runtime.getRuntime().addShutdownHook(hook);
-      stop.await();
-      return 0;
-    } catch (InvalidProxyConfigException e) {
-      err.println("agent-sandbox proxy: " + e.getMessage());
-      return EXIT_BAD_INPUT;
-    } catch (UnableToStartProxyException e) {
-      err.println("agent-sandbox proxy: " + e.getMessage());
-      return EXIT_START_FAILED;
-    } catch (IOException e) {
-      err.println("agent-sandbox proxy: starting the metrics endpoint failed: " + e.getMessage());
-      return EXIT_START_FAILED;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return 0;
-    } finally {
-      running = null;
-      if (server != null) {
-        server.close();
-      }
-      if (metricsServer != null) {
-        metricsServer.close();
-      }
-      if (metricsExecutor != null) {
-        metricsExecutor.shutdownNow();
-      }
-      if (writer != null) {
-        try {
-          writer.close();
-        } catch (IOException e) {
-          err.println("agent-sandbox proxy: closing the decisions file failed: " + e.getMessage());
-        }
-      }
-    }
-  }
-
-  /** The validated configuration these options describe. */
-  ProxyConfig config() {
-    if (policy != null) {
-      if (listen != null
-          || allow != null
-          || instanceAllow != null
-          || !internalCidrs.isEmpty()
-          || hosts != null
-          || dnsServer != null
-          || decisions != null
-          || runId != null
-          || metrics != null
-          || connectTimeout != null
-          || idleTimeout != null
-          || maxLifetime != null
-          || maxConnections != null) {
-        throw new InvalidProxyConfigException(
-            "--policy cannot be combined with other options (put everything in the file)");
-      }
-      return ProxyConfigs.fromPolicyFile(policy);
-    }
-    Limits d = Limits.DEFAULTS;
-    Limits limits =
-        new Limits(
-            connectTimeout == null
-                ? d.connectTimeout()
-                : ProxyConfigs.duration(connectTimeout, "--connect-timeout"),
-            d.dnsTimeout(),
-            idleTimeout == null
-                ? d.idleTimeout()
-                : ProxyConfigs.duration(idleTimeout, "--idle-timeout"),
-            maxLifetime == null
-                ? d.maxLifetime()
-                : ProxyConfigs.duration(maxLifetime, "--max-lifetime"),
-            maxConnections == null ? d.maxConnections() : maxConnections,
-            d.maxHeaderBytes(),
-            d.ioThreads());
-    return ProxyConfigs.fromOptions(
+  /** The options as parsed, before validation. */
+  ProxyOptions options() {
+    return new ProxyOptions(
+        policy,
         listen,
         allow,
         instanceAllow,
@@ -235,33 +97,44 @@ public final class ProxyCommand implements Callable<Integer> {
         decisions,
         runId,
         metrics,
-        limits);
+        connectTimeout,
+        idleTimeout,
+        maxLifetime,
+        maxConnections);
   }
 
-  private static JsonLinesDecisionWriter openWriter(String target) {
-    if (target.equals("-")) {
-      return new JsonLinesDecisionWriter(
-          new java.io.FileOutputStream(java.io.FileDescriptor.out), false);
+  /**
+   * The CLI entry: starts the proxy, prints the ready line and serves until the process is asked to
+   * stop (SIGTERM), when the process's one shutdown hook closes it.
+   */
+  @Override
+  public Integer call() {
+    PrintStream err = System.err;
+    RunningProxy proxy;
+    try {
+      proxy = RunningProxy.start(options().config(), List.of());
+    } catch (InvalidProxyConfigException e) {
+      err.println("agent-sandbox proxy: " + e.getMessage());
+      return EXIT_BAD_INPUT;
+    } catch (UnableToStartProxyException e) {
+      err.println("agent-sandbox proxy: " + e.getMessage());
+      return EXIT_START_FAILED;
     }
     try {
-      OutputStream out =
-          Files.newOutputStream(
-              Path.of(target), StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-      return new JsonLinesDecisionWriter(new java.io.BufferedOutputStream(out), true);
-    } catch (IOException e) {
-      throw new InvalidProxyConfigException(
-          "opening decisions file " + target + " failed: " + e.getMessage(), e);
-    }
-  }
-
-  private static InetAddress resolveLiteral(InetSocketAddress unresolved) {
-    try {
-      return IpLiteral.parseAddress(unresolved.getHostString());
-    } catch (IllegalArgumentException e) {
-      throw new InvalidProxyConfigException(
-          "--dns-server: the host must be an IP address, not '"
-              + Echo.of(unresolved.getHostString())
-              + "'");
+      ShutdownHook.closeOnExit(proxy);
+      err.println("agent-sandbox proxy ready on " + format(proxy.address()));
+      proxy.awaitClosed();
+      return 0;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return 0;
+    } finally {
+      ShutdownHook.forget(proxy);
+      try {
+        proxy.close();
+      } catch (UncheckedIOException e) {
+        err.println("agent-sandbox proxy: " + e.getMessage());
+      }
     }
   }
 
@@ -271,17 +144,28 @@ public final class ProxyCommand implements Callable<Integer> {
     return (ip instanceof Inet6Address ? "[" + host + "]" : host) + ":" + address.getPort();
   }
 
-  private static java.util.concurrent.ThreadFactory daemon() {
-    return runnable -> {
-      Thread thread = new Thread(runnable, "agent-sandbox-proxy-metrics");
-      thread.setDaemon(true);
-      return thread;
-    };
-  }
+  /**
+   * The process's one shutdown hook, installed when the CLI entry first serves: on SIGTERM it
+   * closes the proxies the CLI entry started (and waits for them), so the listener and every
+   * connection close before the JVM halts. The embedding API never installs one.
+   */
+  private static final class ShutdownHook {
+    private static final Set<RunningProxy> OPEN = ConcurrentHashMap.newKeySet();
 
-  /** For tests and embedding: {@code Optional} of the running server's address. */
-  public Optional<InetSocketAddress> boundAddress() {
-    ProxyServer server = running;
-    return server == null ? Optional.empty() : Optional.of(server.boundAddress());
+    static {
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(() -> OPEN.forEach(RunningProxy::close), "agent-sandbox-proxy-shutdown"));
+    }
+
+    private ShutdownHook() {}
+
+    static void closeOnExit(RunningProxy proxy) {
+      OPEN.add(proxy);
+    }
+
+    static void forget(RunningProxy proxy) {
+      OPEN.remove(proxy);
+    }
   }
 }

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * @param limits resource limits
  * @param runId the run this proxy serves
  * @param openConnections client connections open now, for {@link Limits#maxConnections()}
+ * @param connector opens upstream connections to checked addresses
  */
 record ProxyContext(
     EgressDecider egress,
@@ -24,4 +25,5 @@ record ProxyContext(
     ProxyMetrics metrics,
     Limits limits,
     String runId,
-    AtomicInteger openConnections) {}
+    AtomicInteger openConnections,
+    Connector connector) {}

@@ -109,7 +109,8 @@ public final class ProxyServer implements AutoCloseable {
             metrics,
             limits,
             config.runId(),
-            new AtomicInteger());
+            new AtomicInteger(),
+            Connector.TCP);
     server.config().setAutoRead(true);
     return new ProxyServer(group, server, bound, resolver);
   }

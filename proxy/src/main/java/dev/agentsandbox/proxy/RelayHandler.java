@@ -10,21 +10,23 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 
 /**
- * Copies bytes from one side of a tunnel to the other, counting them. Backpressure: when the peer
- * cannot take more (its outbound buffer passed the high-water mark), this side stops reading until
- * the peer drains, so a fast sender never makes the proxy buffer without bound.
+ * One side of a CONNECT tunnel: copies the bytes arriving on its channel into the peer through
+ * {@link Flow} (which owns back-pressure), counting them, and reports the channel's writability to
+ * the flow coming the other way.
  */
 final class RelayHandler extends ChannelInboundHandlerAdapter {
-  private final Channel peer;
+  private final Flow out;
+  private final Flow in;
   private final Attempt attempt;
   private final boolean clientSide;
 
   /**
-   * Relays what arrives on this channel to {@code peer}; {@code clientSide} says whether this
-   * channel is the client's (its bytes count as up).
+   * Relays this channel's bytes through {@code out}; {@code in} is the flow into this channel;
+   * {@code clientSide} says whether this channel is the client's (its bytes count as up).
    */
-  RelayHandler(Channel peer, Attempt attempt, boolean clientSide) {
-    this.peer = peer;
+  RelayHandler(Flow out, Flow in, Attempt attempt, boolean clientSide) {
+    this.out = out;
+    this.in = in;
     this.attempt = attempt;
     this.clientSide = clientSide;
   }
@@ -40,30 +42,21 @@ final class RelayHandler extends ChannelInboundHandlerAdapter {
     } else {
       attempt.countDown(bytes.readableBytes());
     }
-    if (!peer.isActive()) {
+    if (!out.sink().isActive()) {
       bytes.release();
       return;
     }
-    peer.write(bytes, peer.voidPromise());
-    if (!peer.isWritable()) {
-      // Stop reading before flushing: both sides share one event loop, so when the flush drains
-      // the peer at once its writability event fires inside flush() and turns reading back on.
-      // Turning it off after the flush undid that, and the tunnel stalled for good.
-      ctx.channel().config().setAutoRead(false);
-      peer.flush();
-    }
+    out.forward(bytes);
   }
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
-    peer.flush();
+    out.flush();
   }
 
   @Override
   public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-    if (ctx.channel().isWritable() && peer.isActive()) {
-      peer.config().setAutoRead(true);
-    }
+    in.sinkWritabilityChanged();
     ctx.fireChannelWritabilityChanged();
   }
 
@@ -72,7 +65,7 @@ final class RelayHandler extends ChannelInboundHandlerAdapter {
     if (event instanceof IdleStateEvent) {
       attempt.endedBy("idle-timeout");
       ctx.close();
-      peer.close();
+      out.sink().close();
       return;
     }
     ctx.fireUserEventTriggered(event);
@@ -82,6 +75,7 @@ final class RelayHandler extends ChannelInboundHandlerAdapter {
   public void channelInactive(ChannelHandlerContext ctx) {
     attempt.endedBy(clientSide ? "client-closed" : "upstream-closed");
     // Flush what the closing side already sent, then close: a half-finished response still lands.
+    Channel peer = out.sink();
     if (peer.isActive()) {
       peer.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
     }
@@ -91,6 +85,6 @@ final class RelayHandler extends ChannelInboundHandlerAdapter {
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     attempt.endedBy("error");
     ctx.close();
-    peer.close();
+    out.sink().close();
   }
 }

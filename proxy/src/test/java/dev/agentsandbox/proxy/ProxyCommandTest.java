@@ -156,7 +156,7 @@ class ProxyCommandTest {
         """);
     ProxyCommand command = new ProxyCommand();
     new CommandLine(command).parseArgs("--policy", file.toString());
-    ProxyConfig config = command.config();
+    ProxyConfig config = command.options().config();
     assertThat(config.allow().asStrings()).containsExactly("api.vendor.com", "*.cdn.example:8443");
     assertThat(config.instanceAllow()).isEmpty();
     assertThat(config.internal().asStrings()).containsExactly("10.20.0.0/16");

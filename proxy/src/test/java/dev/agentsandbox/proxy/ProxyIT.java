@@ -62,8 +62,7 @@ class ProxyIT {
 
   private CurlResult curl(String... args) throws Exception {
     List<String> command =
-        new ArrayList<>(
-            List.of("/usr/bin/curl", "-sS", "-i", "--max-time", "20", "-x", proxyUrl()));
+        new ArrayList<>(List.of(Curl.path(), "-sS", "-i", "--max-time", "20", "-x", proxyUrl()));
     command.addAll(List.of(args));
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -155,7 +155,7 @@ class ProxyProcessIT {
 
   private static String curl(String proxy, String url) throws Exception {
     Process curl =
-        new ProcessBuilder("/usr/bin/curl", "-sS", "-i", "--max-time", "20", "-x", proxy, url)
+        new ProcessBuilder(Curl.path(), "-sS", "-i", "--max-time", "20", "-x", proxy, url)
             .redirectErrorStream(true)
             .start();
     String output = new String(curl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

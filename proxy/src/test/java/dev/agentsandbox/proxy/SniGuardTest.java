@@ -34,7 +34,8 @@ class SniGuardTest {
           new ProxyMetrics(),
           Limits.DEFAULTS,
           "run",
-          new AtomicInteger());
+          new AtomicInteger(),
+          Connector.TCP);
 
   @Test
   void plainBytesIntoA443TunnelAreRefusedAsSniMissing() {

@@ -22,6 +22,7 @@ final class LiveRun {
   final RunOutput output;
   final EgressRecorder egress;
   final CompletableFuture<RunRecord> done = new CompletableFuture<>();
+  final RunSlots.Slot slot;
   private RunRecord record;
   private Sandbox sandbox;
   private boolean killRequested;
@@ -34,7 +35,8 @@ final class LiveRun {
       Probe probe,
       RunOutput output,
       EgressRecorder egress,
-      RunRecord record) {
+      RunRecord record,
+      RunSlots.Slot slot) {
     this.spec = spec;
     this.actor = actor;
     this.backend = backend;
@@ -42,6 +44,7 @@ final class LiveRun {
     this.output = output;
     this.egress = egress;
     this.record = record;
+    this.slot = slot;
   }
 
   String runId() {

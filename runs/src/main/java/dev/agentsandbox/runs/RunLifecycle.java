@@ -47,26 +47,7 @@ final class RunLifecycle {
       run.attach(sandbox);
       String runtime = sandbox.runtime();
       Instant started = clock.instant();
-      store
-          .runs()
-          .update(
-              run.update(
-                  r ->
-                      new RunRecord(
-                          r.runId(),
-                          r.agent(),
-                          r.backend(),
-                          runtime,
-                          RunStatus.RUNNING,
-                          r.command(),
-                          r.createdAt(),
-                          started,
-                          null,
-                          null,
-                          null,
-                          null,
-                          r.expiresAt(),
-                          r.owner())));
+      store.runs().update(run.update(r -> r.started(runtime, started)));
       stage = "await";
       completion = sandbox.await(deadline);
     } catch (InterruptedException e) {
@@ -120,24 +101,7 @@ final class RunLifecycle {
     Integer exit = completion.exitStatus().isPresent() ? completion.exitStatus().getAsInt() : null;
     String tail = run.output.tail();
     run.detail(completion.detail());
-    RunRecord record =
-        run.update(
-            r ->
-                new RunRecord(
-                    r.runId(),
-                    r.agent(),
-                    r.backend(),
-                    r.runtime(),
-                    status,
-                    r.command(),
-                    r.createdAt(),
-                    r.startedAt(),
-                    ended,
-                    exit,
-                    endReason,
-                    tail,
-                    r.expiresAt(),
-                    r.owner()));
+    RunRecord record = run.update(r -> r.ended(status, ended, exit, endReason, tail));
     if (end == Completion.End.DEADLINE) {
       ObjectNode data = json.createObjectNode();
       data.put("ttl_seconds", run.spec.ttl().toSeconds());
@@ -191,24 +155,7 @@ final class RunLifecycle {
       data.put("stage", "recovery");
       data.put("message", why);
       store.audit().append(new AuditEvent(FAILURE, "control-plane", r.agent(), r.runId(), data));
-      store
-          .runs()
-          .update(
-              new RunRecord(
-                  r.runId(),
-                  r.agent(),
-                  r.backend(),
-                  r.runtime(),
-                  RunStatus.FAILED,
-                  r.command(),
-                  r.createdAt(),
-                  r.startedAt(),
-                  now,
-                  r.exitStatus(),
-                  "error",
-                  r.outputTail(),
-                  r.expiresAt(),
-                  r.owner()));
+      store.runs().update(r.ended(RunStatus.FAILED, now, r.exitStatus(), "error", null));
       recovered++;
     }
     return recovered;

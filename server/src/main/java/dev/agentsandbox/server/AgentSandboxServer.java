@@ -10,18 +10,16 @@ import dev.agentsandbox.runs.Reaper;
 import dev.agentsandbox.runs.RunService;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
-import dev.agentsandbox.server.config.GovernedConfigs;
-import dev.agentsandbox.server.config.GovernedDocument;
+import dev.agentsandbox.server.governance.GovernedConfigs;
+import dev.agentsandbox.server.governance.GovernedDocument;
 import dev.agentsandbox.server.http.ApiHandler;
 import dev.agentsandbox.server.http.Authenticator;
 import dev.agentsandbox.server.http.ErrorMapper;
 import dev.agentsandbox.server.http.Json;
-import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.Router;
 import dev.agentsandbox.server.http.ServerLimits;
 import dev.agentsandbox.server.http.ServerMetrics;
 import dev.agentsandbox.server.run.RunEndpoints;
-import dev.agentsandbox.server.run.RunRoutes;
 import dev.agentsandbox.store.Store;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
@@ -29,8 +27,6 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
@@ -106,15 +102,14 @@ public final class AgentSandboxServer implements AutoCloseable {
             Clock.systemUTC(),
             runExecutor,
             mapper);
-    List<Route> routes = new ArrayList<>();
-    routes.addAll(
-        ApiRoutes.table(
-            new HealthEndpoints(store),
-            metrics,
-            new ConfigEndpoints(configs, mapper),
-            new AuditEndpoints(store, mapper)));
-    routes.addAll(RunRoutes.table(new RunEndpoints(runs, mapper)));
-    Router router = new Router(routes);
+    Router router =
+        new Router(
+            ApiRoutes.table(
+                new HealthEndpoints(store),
+                metrics,
+                new ConfigEndpoints(configs, mapper),
+                new AuditEndpoints(store, mapper),
+                new RunEndpoints(runs, mapper)));
     ApiHandler handler =
         new ApiHandler(
             router,

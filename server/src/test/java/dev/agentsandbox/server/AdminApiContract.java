@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.server.ApiClient.Answer;
-import dev.agentsandbox.server.http.Scopes;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import java.net.http.HttpRequest;

@@ -1,6 +1,5 @@
 package dev.agentsandbox.server;
 
-import dev.agentsandbox.server.http.Scopes;
 import dev.agentsandbox.store.Store;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

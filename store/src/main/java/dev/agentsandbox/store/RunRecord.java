@@ -42,4 +42,50 @@ public record RunRecord(
     endedAt = Columns.millis(endedAt);
     expiresAt = Columns.millis(expiresAt);
   }
+
+  /** This run once its workload started under {@code runtime} at {@code at}. */
+  public RunRecord started(String runtime, Instant at) {
+    return new RunRecord(
+        runId,
+        agent,
+        backend,
+        runtime,
+        RunStatus.RUNNING,
+        command,
+        createdAt,
+        at,
+        null,
+        null,
+        null,
+        null,
+        expiresAt,
+        owner);
+  }
+
+  /**
+   * This run once it ended.
+   *
+   * @param outcome the state it ended in
+   * @param at when it ended
+   * @param exit the workload's exit status, or null when there was none
+   * @param reason how it ended ({@code exit}, {@code deadline}, {@code killed}, {@code error})
+   * @param tail its redacted output tail (the stored one is kept when null)
+   */
+  public RunRecord ended(RunStatus outcome, Instant at, Integer exit, String reason, String tail) {
+    return new RunRecord(
+        runId,
+        agent,
+        backend,
+        runtime,
+        outcome,
+        command,
+        createdAt,
+        startedAt,
+        at,
+        exit,
+        reason,
+        tail == null ? outputTail : tail,
+        expiresAt,
+        owner);
+  }
 }

@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * DESIGN invariant 10 at the store's level: a row whose append returned survives the writing
- * process being killed with SIGKILL at an arbitrary moment, and the chain is intact afterwards.
+ * docs/architecture.md invariant 10 at the store's level: a row whose append returned survives the
+ * writing process being killed with SIGKILL at an arbitrary moment, and the chain is intact
+ * afterwards.
  */
 abstract class CrashDurabilityContract extends StoreTestBase {
 

@@ -1,12 +1,12 @@
 package dev.agentsandbox.backend.k8s;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
@@ -133,12 +133,7 @@ class LeaderElectedReaperTest {
   }
 
   /** Waits for a condition, failing after a generous bound (the bound is not a speed claim). */
-  private static void awaitTrue(String what, BooleanSupplier condition)
-      throws InterruptedException {
-    Instant until = Instant.now().plus(Duration.ofSeconds(60));
-    while (!condition.getAsBoolean()) {
-      assertThat(Instant.now()).as("still waiting: " + what).isBefore(until);
-      Thread.sleep(20);
-    }
+  private static void awaitTrue(String what, BooleanSupplier condition) {
+    await(what).atMost(Duration.ofSeconds(60)).until(condition::getAsBoolean);
   }
 }

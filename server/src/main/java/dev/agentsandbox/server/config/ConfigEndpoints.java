@@ -4,6 +4,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.server.governance.GovernedConfigs;
+import dev.agentsandbox.server.governance.GovernedDocument;
+import dev.agentsandbox.server.governance.Versioned;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
@@ -93,7 +96,7 @@ public final class ConfigEndpoints {
     if (change != null) {
       Map<String, Object> summary = new LinkedHashMap<>();
       summary.put("weakening", !change.loosenings().isEmpty());
-      summary.put("loosenings", GovernedConfigs.loosenings(change.loosenings()));
+      summary.put("loosenings", GovernedConfigs.looseningRows(change.loosenings()));
       summary.put("reason", change.reason());
       view.put("change", summary);
     }

@@ -2,12 +2,22 @@ package dev.agentsandbox.server.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.agentsandbox.policy.config.ConfigProblem;
 import dev.agentsandbox.policy.config.InvalidConfigException;
 import dev.agentsandbox.runs.Refusal;
 import dev.agentsandbox.runs.RunNotFoundException;
 import dev.agentsandbox.runs.RunRefusedException;
+import dev.agentsandbox.server.Scopes;
+import dev.agentsandbox.server.governance.GovernanceException;
+import dev.agentsandbox.server.governance.GovernedConfigs;
+import dev.agentsandbox.server.governance.InvalidChangeException;
+import dev.agentsandbox.server.governance.InvalidIfMatchException;
+import dev.agentsandbox.server.governance.StaleVersionException;
+import dev.agentsandbox.server.governance.VersionRequiredException;
+import dev.agentsandbox.server.governance.WeakeningRefusedException;
 import dev.agentsandbox.store.StoreException;
 import dev.agentsandbox.store.VersionConflictException;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -35,11 +45,7 @@ public final class ErrorMapper {
               400,
               "invalid_config",
               "validate the document: " + invalid.getMessage(),
-              Map.of(
-                  "problems",
-                  invalid.problems().stream()
-                      .map(p -> Map.of("path", p.path(), "message", p.message()))
-                      .toList()));
+              Map.of("problems", problemRows(invalid.problems())));
       case VersionConflictException conflict ->
           new ApiException(
               409,
@@ -53,6 +59,7 @@ public final class ErrorMapper {
               refused.refusal().code(),
               refused.getMessage(),
               refused.problems().isEmpty() ? Map.of() : Map.of("problems", refused.problems()));
+      case GovernanceException refused -> governance(refused);
       case RunNotFoundException notFound ->
           new ApiException(404, "run_not_found", notFound.getMessage());
       case StoreException store -> {
@@ -87,6 +94,49 @@ public final class ErrorMapper {
               "Allow", String.join(", ", allow.stream().map(String::valueOf).toList()));
     }
     return response;
+  }
+
+  /**
+   * Each governance refusal as the API says it: a malformed change or version (400), a weakening
+   * without what it needs (403), a stale version (409), a missing version (428).
+   */
+  static ApiException governance(GovernanceException refused) {
+    return switch (refused) {
+      case InvalidChangeException invalid ->
+          new ApiException(
+              400,
+              "invalid_config",
+              invalid.getMessage(),
+              invalid.problems().isEmpty()
+                  ? Map.of()
+                  : Map.of("problems", problemRows(invalid.problems())));
+      case InvalidIfMatchException ifMatch -> ApiException.badRequest(ifMatch.getMessage());
+      case WeakeningRefusedException weakening -> {
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("loosenings", GovernedConfigs.looseningRows(weakening.loosenings()));
+        details.put("missing", weakening.missing());
+        if (weakening.missing().contains(Scopes.GOVERNANCE_WEAKEN)) {
+          details.put("missing_scope", Scopes.GOVERNANCE_WEAKEN);
+        }
+        yield new ApiException(403, "weakening_refused", weakening.getMessage(), details);
+      }
+      case StaleVersionException stale ->
+          new ApiException(409, "version_conflict", stale.getMessage());
+      case VersionRequiredException required ->
+          new ApiException(428, "version_required", required.getMessage());
+    };
+  }
+
+  private static List<Map<String, Object>> problemRows(List<ConfigProblem> problems) {
+    return problems.stream()
+        .map(
+            problem -> {
+              Map<String, Object> row = new LinkedHashMap<>();
+              row.put("path", problem.path());
+              row.put("message", problem.message());
+              return row;
+            })
+        .toList();
   }
 
   /** The status of each refusal: the caller's mistake, the state of things, or this host. */

@@ -49,6 +49,11 @@ public final class Request {
     return principal;
   }
 
+  /** The path as requested and matched: raw, without the query. */
+  public String path() {
+    return exchange.getRequestURI().getRawPath();
+  }
+
   public String pathParam(String name) {
     return params.get(name);
   }

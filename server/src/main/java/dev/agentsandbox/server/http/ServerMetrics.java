@@ -1,5 +1,6 @@
 package dev.agentsandbox.server.http;
 
+import dev.agentsandbox.server.governance.GovernanceMetrics;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -11,7 +12,7 @@ import java.util.Map;
  * The control plane's metrics. Label values come from closed sets (route templates, status codes,
  * document keys, loosening kinds) so cardinality stays bounded whatever clients send.
  */
-public final class ServerMetrics {
+public final class ServerMetrics implements GovernanceMetrics {
   private final PrometheusRegistry registry;
   private final Counter requests;
   private final Counter configUpdates;
@@ -43,10 +44,12 @@ public final class ServerMetrics {
     requests.labelValues(route, method, Integer.toString(status)).inc();
   }
 
+  @Override
   public void configUpdated(String config, boolean weakening) {
     configUpdates.labelValues(config, Boolean.toString(weakening)).inc();
   }
 
+  @Override
   public void configRefused(String config) {
     configRefusals.labelValues(config).inc();
   }

@@ -66,7 +66,7 @@ public final class RunEndpoints {
     ObjectNode body = mapper.createObjectNode();
     body.put("run_id", runId);
     body.put("status", "pending");
-    String self = RunRoutes.RUNS + "/" + runId;
+    String self = request.path() + "/" + runId;
     body.put("href", self);
     body.put("output", self + "/output");
     return Response.json(202, Json.bytes(mapper, body)).withHeader("Location", self);

@@ -10,7 +10,7 @@ import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
-import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;

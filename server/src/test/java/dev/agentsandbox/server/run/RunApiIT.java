@@ -21,7 +21,7 @@ import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
-import dev.agentsandbox.server.http.Scopes;
+import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -38,7 +38,8 @@ public final class PostgresDatabase implements Database {
     config.setConnectionTimeout(10_000);
     config.setInitializationFailTimeout(10_000);
     // A server or role configured with synchronous_commit=off acknowledges commits before they are
-    // on disk, so an audit row could be lost in a crash (DESIGN invariant 10). Upgrade only "off":
+    // on disk, so an audit row could be lost in a crash (docs/architecture.md invariant 10).
+    // Upgrade only "off":
     // "local", "remote_write" and "remote_apply" are at least as durable and stay as configured.
     config.setConnectionInitSql(
         "SELECT set_config('synchronous_commit', CASE current_setting('synchronous_commit')"

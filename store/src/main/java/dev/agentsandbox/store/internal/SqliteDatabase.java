@@ -45,7 +45,8 @@ public final class SqliteDatabase implements Database {
     config.setJournalMode(SQLiteConfig.JournalMode.WAL);
     // FULL, not NORMAL: in WAL mode NORMAL survives a crash of this process but may lose the last
     // commits on power loss or an OS crash. Every audit row must be durable before the action it
-    // records is acted on (DESIGN invariant 10), so each commit pays for one fsync of the WAL.
+    // records is acted on (docs/architecture.md invariant 10), so each commit pays for one fsync of
+    // the WAL.
     config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
     config.setBusyTimeout(BUSY_TIMEOUT_MILLIS);
     config.enforceForeignKeys(true);

@@ -1,12 +1,10 @@
-package dev.agentsandbox.server.config;
+package dev.agentsandbox.server.governance;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.config.ConfigProblem;
 import dev.agentsandbox.policy.config.Loosening;
-import dev.agentsandbox.server.http.ApiException;
-import dev.agentsandbox.server.http.Json;
-import dev.agentsandbox.server.http.Scopes;
-import dev.agentsandbox.server.http.ServerMetrics;
+import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.StoredConfig;
@@ -24,7 +22,8 @@ import java.util.regex.Pattern;
  * Reads and changes governed documents: checks the version the caller read, computes every
  * loosening, demands {@code governance.weaken} and a reason for any, and saves the new version with
  * its {@code agent_sandbox.config.update} audit row in one transaction. Refusals are audited as
- * {@code agent_sandbox.config.refused}. Thread-safe.
+ * {@code agent_sandbox.config.refused}. Every refusal is a {@link GovernanceException}; the HTTP
+ * layer decides what status it is. Thread-safe.
  */
 public final class GovernedConfigs {
   public static final String UPDATE_EVENT = "agent_sandbox.config.update";
@@ -37,9 +36,9 @@ public final class GovernedConfigs {
 
   private final Store store;
   private final ObjectMapper mapper;
-  private final ServerMetrics metrics;
+  private final GovernanceMetrics metrics;
 
-  public GovernedConfigs(Store store, ObjectMapper mapper, ServerMetrics metrics) {
+  public GovernedConfigs(Store store, ObjectMapper mapper, GovernanceMetrics metrics) {
     this.store = store;
     this.mapper = mapper;
     this.metrics = metrics;
@@ -52,7 +51,7 @@ public final class GovernedConfigs {
       return new Versioned<>(kind.defaults(), 0, null, null);
     }
     StoredConfig config = stored.get();
-    T document = kind.reader().apply(Json.plain(mapper, config.document()));
+    T document = kind.reader().apply(mapper.convertValue(config.document(), Object.class));
     return new Versioned<>(document, config.version(), config.updatedAt(), config.updatedBy());
   }
 
@@ -69,7 +68,7 @@ public final class GovernedConfigs {
   public <T> Change<T> update(
       GovernedDocument<T> kind, JsonNode body, Optional<String> ifMatch, TokenInfo actor) {
     if (!body.isObject()) {
-      throw new ApiException(400, "invalid_config", "the body must be a JSON object");
+      throw new InvalidChangeException("the body must be a JSON object", List.of());
     }
     Map<String, Object> tree = new LinkedHashMap<>(objectTree(body));
     Optional<Long> bodyVersion = bodyVersion(tree.remove("version"));
@@ -78,7 +77,7 @@ public final class GovernedConfigs {
     if (bodyVersion.isPresent()
         && headerVersion.isPresent()
         && !bodyVersion.get().equals(headerVersion.get())) {
-      throw ApiException.badRequest(
+      throw new InvalidIfMatchException(
           "If-Match says version "
               + headerVersion.get()
               + " but the body says "
@@ -90,60 +89,45 @@ public final class GovernedConfigs {
     long expected = headerVersion.or(() -> bodyVersion).orElse(-1L);
     if (expected < 0) {
       if (before.version() != 0) {
-        throw new ApiException(
-            428,
-            "version_required",
-            "update "
-                + kind.key()
-                + ": send the version you read (If-Match: \""
-                + before.version()
-                + "\" or a \"version\" field) so that no one's change is silently overwritten");
+        throw new VersionRequiredException(kind.key(), before.version());
       }
       expected = 0;
     }
     if (expected != before.version()) {
-      throw new ApiException(
-          409,
-          "version_conflict",
-          "update "
-              + kind.key()
-              + ": you sent version "
-              + expected
-              + " but the current one is "
-              + before.version()
-              + " (GET it again, re-apply your change and send the new version)");
+      throw new StaleVersionException(kind.key(), expected, before.version());
     }
     List<Loosening> loosenings = kind.loosenings().apply(before.document(), after);
-    Map<String, Object> beforeTree = kind.writer().apply(before.document());
     Map<String, Object> afterTree = kind.writer().apply(after);
-    if (!loosenings.isEmpty()) {
-      List<String> missing = new ArrayList<>();
-      if (!actor.scopes().contains(Scopes.GOVERNANCE_WEAKEN)) {
-        missing.add(Scopes.GOVERNANCE_WEAKEN);
-      }
-      if (reason == null) {
-        missing.add("reason");
-      }
-      if (!missing.isEmpty()) {
-        refuse(kind, before.version(), beforeTree, afterTree, loosenings, reason, missing, actor);
-      }
-    }
+    List<String> missing = missing(loosenings, reason, actor);
+    boolean refused = !missing.isEmpty();
+    // One audit row either way: a refusal names the version the change was made to (nothing new
+    // was saved) and what was missing; a save names the version it created.
     Map<String, Object> data = new LinkedHashMap<>();
     data.put("config", kind.key());
-    data.put("version", before.version() + 1);
-    data.put("before", beforeTree);
+    data.put("version", refused ? before.version() : before.version() + 1);
+    data.put("before", kind.writer().apply(before.document()));
     data.put("after", afterTree);
     data.put("weakening", !loosenings.isEmpty());
-    data.put("loosenings", loosenings(loosenings));
+    data.put("loosenings", looseningRows(loosenings));
     data.put("reason", reason);
+    if (refused) {
+      data.put("missing", missing);
+      store
+          .audit()
+          .append(
+              new AuditEvent(REFUSED_EVENT, actor.name(), null, null, mapper.valueToTree(data)));
+      metrics.configRefused(kind.key());
+      throw new WeakeningRefusedException(
+          refusal(kind, loosenings, missing, actor), loosenings, missing);
+    }
     StoredConfig saved =
         store
             .configs()
             .save(
                 kind.key(),
                 expected,
-                Json.tree(mapper, afterTree),
-                new AuditEvent(UPDATE_EVENT, actor.name(), null, null, Json.tree(mapper, data)));
+                mapper.valueToTree(afterTree),
+                new AuditEvent(UPDATE_EVENT, actor.name(), null, null, mapper.valueToTree(data)));
     metrics.configUpdated(kind.key(), !loosenings.isEmpty());
     return new Change<>(
         new Versioned<>(after, saved.version(), saved.updatedAt(), saved.updatedBy()),
@@ -151,47 +135,32 @@ public final class GovernedConfigs {
         reason);
   }
 
-  private <T> void refuse(
-      GovernedDocument<T> kind,
-      long version,
-      Map<String, Object> beforeTree,
-      Map<String, Object> afterTree,
-      List<Loosening> loosenings,
-      String reason,
-      List<String> missing,
-      TokenInfo actor) {
-    Map<String, Object> data = new LinkedHashMap<>();
-    data.put("config", kind.key());
-    data.put("version", version);
-    data.put("before", beforeTree);
-    data.put("after", afterTree);
-    data.put("weakening", true);
-    data.put("loosenings", loosenings(loosenings));
-    data.put("reason", reason);
-    data.put("missing", missing);
-    store
-        .audit()
-        .append(new AuditEvent(REFUSED_EVENT, actor.name(), null, null, Json.tree(mapper, data)));
-    metrics.configRefused(kind.key());
-    Map<String, Object> details = new LinkedHashMap<>();
-    details.put("loosenings", loosenings(loosenings));
-    details.put("missing", missing);
-    if (missing.contains(Scopes.GOVERNANCE_WEAKEN)) {
-      details.put("missing_scope", Scopes.GOVERNANCE_WEAKEN);
+  /** What a change with these loosenings lacks: nothing for a tightening. */
+  private static List<String> missing(List<Loosening> loosenings, String reason, TokenInfo actor) {
+    List<String> missing = new ArrayList<>();
+    if (loosenings.isEmpty()) {
+      return missing;
     }
-    throw new ApiException(
-        403,
-        "weakening_refused",
-        "update "
-            + kind.key()
-            + ": the change loosens "
-            + loosenings.size()
-            + (loosenings.size() == 1 ? " thing" : " things")
-            + " ("
-            + String.join("; ", loosenings.stream().map(Loosening::toString).toList())
-            + ") and needs "
-            + describeMissing(missing, actor),
-        details);
+    if (!actor.scopes().contains(Scopes.GOVERNANCE_WEAKEN)) {
+      missing.add(Scopes.GOVERNANCE_WEAKEN);
+    }
+    if (reason == null) {
+      missing.add("reason");
+    }
+    return missing;
+  }
+
+  private static String refusal(
+      GovernedDocument<?> kind, List<Loosening> loosenings, List<String> missing, TokenInfo actor) {
+    return "update "
+        + kind.key()
+        + ": the change loosens "
+        + loosenings.size()
+        + (loosenings.size() == 1 ? " thing" : " things")
+        + " ("
+        + String.join("; ", loosenings.stream().map(Loosening::toString).toList())
+        + ") and needs "
+        + describeMissing(missing, actor);
   }
 
   private static String describeMissing(List<String> missing, TokenInfo actor) {
@@ -206,7 +175,8 @@ public final class GovernedConfigs {
     return String.join(" and ", parts);
   }
 
-  static List<Map<String, Object>> loosenings(List<Loosening> loosenings) {
+  /** Loosenings as the rows of the API's answers and of audit data: path, kind, detail. */
+  public static List<Map<String, Object>> looseningRows(List<Loosening> loosenings) {
     return loosenings.stream()
         .map(
             l -> {
@@ -221,7 +191,7 @@ public final class GovernedConfigs {
 
   @SuppressWarnings("unchecked")
   private Map<String, Object> objectTree(JsonNode body) {
-    return (Map<String, Object>) Json.plain(mapper, body);
+    return (Map<String, Object>) mapper.convertValue(body, Object.class);
   }
 
   private static Optional<Long> bodyVersion(Object value) {
@@ -238,12 +208,9 @@ public final class GovernedConfigs {
         // falls through to the refusal below
       }
     }
-    throw new ApiException(
-        400,
-        "invalid_config",
+    throw new InvalidChangeException(
         "version: must be the whole number from GET (0 when nothing was saved yet)",
-        Map.of(
-            "problems", List.of(Map.of("path", "version", "message", "must be a whole number"))));
+        List.of(new ConfigProblem("version", "must be a whole number")));
   }
 
   private static String reason(Object value) {
@@ -251,26 +218,14 @@ public final class GovernedConfigs {
       return null;
     }
     if (!(value instanceof String text)) {
-      throw new ApiException(
-          400,
-          "invalid_config",
-          "reason: must be a string",
-          Map.of("problems", List.of(Map.of("path", "reason", "message", "must be a string"))));
+      throw new InvalidChangeException(
+          "reason: must be a string", List.of(new ConfigProblem("reason", "must be a string")));
     }
     String trimmed = text.strip();
     if (trimmed.length() > MAX_REASON_LENGTH) {
-      throw new ApiException(
-          400,
-          "invalid_config",
-          "reason: longer than " + MAX_REASON_LENGTH + " characters",
-          Map.of(
-              "problems",
-              List.of(
-                  Map.of(
-                      "path",
-                      "reason",
-                      "message",
-                      "longer than " + MAX_REASON_LENGTH + " characters"))));
+      String tooLong = "longer than " + MAX_REASON_LENGTH + " characters";
+      throw new InvalidChangeException(
+          "reason: " + tooLong, List.of(new ConfigProblem("reason", tooLong)));
     }
     return trimmed.isEmpty() ? null : trimmed;
   }
@@ -278,7 +233,7 @@ public final class GovernedConfigs {
   static long parseIfMatch(String header) {
     Matcher matcher = ETAG.matcher(header.trim());
     if (!matcher.matches()) {
-      throw ApiException.badRequest(
+      throw new InvalidIfMatchException(
           "If-Match must be the ETag from GET, such as \"3\" (a wildcard * is refused: it would"
               + " overwrite whatever is there)");
     }

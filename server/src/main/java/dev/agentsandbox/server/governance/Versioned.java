@@ -1,4 +1,4 @@
-package dev.agentsandbox.server.config;
+package dev.agentsandbox.server.governance;
 
 import java.time.Instant;
 

@@ -1,4 +1,4 @@
-package dev.agentsandbox.server.http;
+package dev.agentsandbox.server;
 
 import java.util.Collections;
 import java.util.LinkedHashSet;

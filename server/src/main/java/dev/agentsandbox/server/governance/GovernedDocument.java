@@ -1,4 +1,4 @@
-package dev.agentsandbox.server.config;
+package dev.agentsandbox.server.governance;
 
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.Loosening;

@@ -1,0 +1,189 @@
+package dev.agentsandbox.runs;
+
+import dev.agentsandbox.backend.BackendSelector;
+import dev.agentsandbox.backend.BackendSelector.Selection;
+import dev.agentsandbox.backend.NoUsableBackendException;
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.SandboxBackend;
+import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentSettings;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
+import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.policy.config.ScopeRule;
+import dev.agentsandbox.policy.run.EnvScreen;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Decides whether a request may run, creating nothing: the request's shape, whether sandboxes are
+ * on, the agent's configuration, the environment screen, a run slot, and the backend (chosen once;
+ * a named backend is never replaced by a weaker one). The configuration is read once per decision.
+ * Thread-safe.
+ */
+final class RunAdmission {
+  /** How long after its deadline a run's leftovers become fair game for the reaper. */
+  static final Duration REAP_GRACE = Duration.ofMinutes(5);
+
+  private final ConfigSource configs;
+  private final BackendSelector selector;
+  private final OperatorEgress operator;
+  private final Clock clock;
+
+  RunAdmission(
+      ConfigSource configs, BackendSelector selector, OperatorEgress operator, Clock clock) {
+    this.configs = configs;
+    this.selector = selector;
+    this.operator = operator;
+    this.clock = clock;
+  }
+
+  /** What {@link #plan} found: the spec, the backend, and whether the run could start now. */
+  record Planned(RunSpec spec, Selection selection, boolean enabled, boolean configured) {}
+
+  /** Every check a launch must pass; a slot is taken only when the run is admitted. */
+  Admission admit(RunRequest request, RunSlots slots) {
+    SandboxConfig config = configs.sandbox();
+    String running = "running agent " + request.agent() + ": ";
+    Optional<RunRefusedException> invalid = invalid(request);
+    if (invalid.isPresent()) {
+      return new Admission.Refused(invalid.get());
+    }
+    if (!config.enabled()) {
+      return refused(
+          Refusal.SANDBOXES_DISABLED,
+          running + "agent sandboxes are turned off (PUT the configuration with \"enabled\": true)",
+          List.of());
+    }
+    AgentSettings agent = config.agents().get(request.agent());
+    if (agent == null) {
+      return refused(
+          Refusal.AGENT_NOT_LISTED,
+          running + "the agent has no sandbox configuration (add it under \"agents\")",
+          List.of());
+    }
+    List<String> envProblems = EnvScreen.problems(request.env());
+    if (!envProblems.isEmpty()) {
+      return refused(Refusal.ENV_REFUSED, running + "the environment is refused", envProblems);
+    }
+    Optional<RunSlots.Slot> slot = slots.tryTake();
+    if (slot.isEmpty()) {
+      return refused(
+          Refusal.TOO_MANY_RUNS,
+          running
+              + slots.taken()
+              + " runs are live, the most this control plane runs at once (try again later)",
+          List.of());
+    }
+    Selection selection;
+    try {
+      selection = selector.select(config.backend().wireName(), config.requireRuntimeClass());
+    } catch (NoUsableBackendException e) {
+      slot.get().release();
+      return refused(noBackend(config), running + e.getMessage(), e.attempts());
+    }
+    return new Admission.Admitted(
+        spec(RunIds.next(), request, agent, config), selection, slot.get());
+  }
+
+  /**
+   * What a run of this request would create. Works before sandboxes are enabled and for agents not
+   * yet configured (with the defaults they would get), so a reviewer can read the manifests before
+   * turning anything on.
+   *
+   * @throws RunRefusedException when the request is malformed or no backend can be planned
+   */
+  Planned plan(RunRequest request) {
+    Optional<RunRefusedException> invalid = invalid(request);
+    if (invalid.isPresent()) {
+      throw invalid.get();
+    }
+    SandboxConfig config = configs.sandbox();
+    AgentSettings agent = config.agents().get(request.agent());
+    boolean configured = agent != null;
+    if (agent == null) {
+      agent =
+          new AgentSettings(
+              AllowList.EMPTY,
+              AgentSettings.DEFAULT_IMAGE,
+              request.agent(),
+              AgentSettings.DEFAULT_TTL_SECONDS,
+              Resources.DEFAULT);
+    }
+    String wanted = config.backend().wireName();
+    Optional<SandboxBackend> named =
+        wanted.equals(BackendSelector.AUTO) ? Optional.empty() : selector.named(wanted);
+    Selection selection;
+    if (named.isPresent()) {
+      // A named backend is planned even where it cannot run now: reviewing the manifests for a
+      // cluster before pointing the control plane at it is the point of plan. The probe says so.
+      selection = new Selection(named.get(), named.get().probe());
+    } else {
+      try {
+        selection = selector.select(wanted, config.requireRuntimeClass());
+      } catch (NoUsableBackendException e) {
+        throw new RunRefusedException(
+            noBackend(config),
+            "planning a run of agent " + request.agent() + ": " + e.getMessage(),
+            e.attempts());
+      }
+    }
+    return new Planned(
+        spec(RunIds.next(), request, agent, config), selection, config.enabled(), configured);
+  }
+
+  private RunSpec spec(
+      String runId, RunRequest request, AgentSettings agent, SandboxConfig config) {
+    ScopeRule rule = configs.egress().ruleFor(agent.scope());
+    Duration ttl = Duration.ofSeconds(agent.ttlSeconds());
+    return new RunSpec(
+        runId,
+        request.agent(),
+        agent.image(),
+        request.command(),
+        request.env(),
+        new RunEgress(agent.allow(), rule.allow(), operator.internalCidrs(), operator.hosts()),
+        agent.resources(),
+        ttl,
+        clock.instant().plus(ttl).plus(REAP_GRACE),
+        config.requireRuntimeClass());
+  }
+
+  private static Refusal noBackend(SandboxConfig config) {
+    return config.requireRuntimeClass()
+        ? Refusal.RUNTIME_CLASS_REQUIRED
+        : Refusal.BACKEND_UNAVAILABLE;
+  }
+
+  private static Admission refused(Refusal refusal, String message, List<String> problems) {
+    return new Admission.Refused(new RunRefusedException(refusal, message, problems));
+  }
+
+  private static Optional<RunRefusedException> invalid(RunRequest request) {
+    List<String> problems = new ArrayList<>();
+    if (request.command().isEmpty()) {
+      problems.add("command: at least one argument is required");
+    }
+    if (request.command().size() > RunRequest.MAX_ARGUMENTS) {
+      problems.add("command: at most " + RunRequest.MAX_ARGUMENTS + " arguments");
+    }
+    for (int i = 0; i < request.command().size(); i++) {
+      String arg = request.command().get(i);
+      if (arg.length() > RunRequest.MAX_ARGUMENT_LENGTH) {
+        problems.add("command[" + i + "]: longer than " + RunRequest.MAX_ARGUMENT_LENGTH);
+      }
+      if (arg.indexOf('\0') >= 0) {
+        problems.add("command[" + i + "]: holds a NUL character");
+      }
+    }
+    if (problems.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new RunRefusedException(
+            Refusal.INVALID_REQUEST, "the run request is invalid: " + problems.get(0), problems));
+  }
+}

@@ -1,0 +1,241 @@
+package dev.agentsandbox.runs;
+
+import dev.agentsandbox.backend.Completion;
+import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.backend.Manifest;
+import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.ReapReport;
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxBackend;
+import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.backend.SandboxPlan;
+import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import dev.agentsandbox.backend.UnableToTearDownSandboxException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * A sandbox backend that runs nothing: each launch follows the {@link Script} the test set for the
+ * run's first command argument, keeps the "resources" it created in a set (removed by teardown and
+ * reap), and honours the SPI's contract — kill ends {@code await} with {@code KILLED}, the deadline
+ * (on this backend's own clock) with {@code DEADLINE}, teardown is idempotent, a failed launch
+ * leaves nothing. Thread-safe.
+ */
+final class InMemoryBackend implements SandboxBackend {
+  /** How a scripted workload behaves. */
+  enum Ending {
+    /** Writes its output and decisions, then exits with the status. */
+    EXIT,
+    /** Writes its output and decisions, then runs until killed or its deadline passes. */
+    RUN_UNTIL_STOPPED,
+    /** The backend fails to create the sandbox. */
+    FAIL_LAUNCH,
+    /** The backend loses the workload while waiting for it. */
+    FAIL_AWAIT
+  }
+
+  /**
+   * What one run does.
+   *
+   * @param ending how it ends
+   * @param exitStatus its exit status when it exits
+   * @param output what it writes
+   * @param decisions the proxy's decision lines
+   * @param teardownFails whether deleting its resources fails (they stay, for the reaper)
+   */
+  record Script(
+      Ending ending, int exitStatus, String output, List<String> decisions, boolean teardownFails) {
+    Script {
+      Objects.requireNonNull(ending, "ending");
+      decisions = List.copyOf(decisions);
+    }
+
+    static Script exits(int status, String output) {
+      return new Script(Ending.EXIT, status, output, List.of(), false);
+    }
+
+    static Script runsUntilStopped() {
+      return new Script(Ending.RUN_UNTIL_STOPPED, 0, "", List.of(), false);
+    }
+  }
+
+  private final String name;
+  private final Isolation isolation;
+  private final Clock clock;
+  private final Map<String, Script> scripts = new ConcurrentHashMap<>();
+  private final Set<String> resources = ConcurrentHashMap.newKeySet();
+  private final Map<String, Instant> expiries = new ConcurrentHashMap<>();
+  private final Map<String, Integer> teardowns = new ConcurrentHashMap<>();
+  private final Map<String, CountDownLatch> started = new ConcurrentHashMap<>();
+  private volatile boolean available = true;
+
+  InMemoryBackend(String name, Isolation isolation, Clock clock) {
+    this.name = name;
+    this.isolation = isolation;
+    this.clock = clock;
+  }
+
+  /** Runs whose command starts with {@code program} follow {@code script}. */
+  InMemoryBackend script(String program, Script script) {
+    scripts.put(program, script);
+    return this;
+  }
+
+  void available(boolean now) {
+    this.available = now;
+  }
+
+  /** Run ids whose resources exist now. */
+  Set<String> resources() {
+    return new TreeSet<>(resources);
+  }
+
+  /** How many times a run's teardown was called. */
+  int teardowns(String runId) {
+    return teardowns.getOrDefault(runId, 0);
+  }
+
+  /** Waits until the run's workload has started; false when it did not within {@code wait}. */
+  boolean awaitStarted(String runId, Duration wait) throws InterruptedException {
+    return started
+        .computeIfAbsent(runId, id -> new CountDownLatch(1))
+        .await(wait.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Resources left behind by a control plane that died, for the reaper to find. */
+  void leave(String runId, Instant expiresAt) {
+    resources.add(runId);
+    expiries.put(runId, expiresAt);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public Probe probe() {
+    return available
+        ? new Probe(name, true, isolation, isolation == Isolation.GVISOR ? "runsc" : "runc", "ok")
+        : Probe.unavailable(name, "switched off by the test");
+  }
+
+  @Override
+  public SandboxPlan plan(RunSpec spec) {
+    return new SandboxPlan(
+        name,
+        probe().runtime(),
+        isolation,
+        List.of(
+            new Manifest("memory-sandbox", "mem-" + spec.runId(), Map.of("image", spec.image()))));
+  }
+
+  @Override
+  public Sandbox launch(RunSpec spec, SandboxListener listener) {
+    Script script = scripts.get(spec.command().get(0));
+    if (script == null) {
+      throw new UnableToLaunchSandboxException(
+          "launching run " + spec.runId() + ": no script for " + spec.command().get(0));
+    }
+    if (script.ending() == Ending.FAIL_LAUNCH) {
+      throw new UnableToLaunchSandboxException(
+          "creating the sandbox of run " + spec.runId() + ": the scripted launch failed");
+    }
+    resources.add(spec.runId());
+    expiries.put(spec.runId(), spec.expiresAt());
+    return new MemorySandbox(spec, script, listener);
+  }
+
+  @Override
+  public ReapReport reap(Instant now, Predicate<String> isLive) {
+    List<String> removed = new ArrayList<>();
+    for (String runId : resources()) {
+      Instant expiry = expiries.get(runId);
+      if ((expiry != null && expiry.isBefore(now)) || !isLive.test(runId)) {
+        resources.remove(runId);
+        removed.add(runId);
+      }
+    }
+    return new ReapReport(removed, List.of());
+  }
+
+  private final class MemorySandbox implements Sandbox {
+    private final RunSpec spec;
+    private final Script script;
+    private final SandboxListener listener;
+    private final CountDownLatch killed = new CountDownLatch(1);
+
+    MemorySandbox(RunSpec spec, Script script, SandboxListener listener) {
+      this.spec = spec;
+      this.script = script;
+      this.listener = listener;
+    }
+
+    @Override
+    public String runId() {
+      return spec.runId();
+    }
+
+    @Override
+    public String runtime() {
+      return probe().runtime();
+    }
+
+    @Override
+    public Completion await(Instant deadline) throws InterruptedException {
+      started.computeIfAbsent(spec.runId(), id -> new CountDownLatch(1)).countDown();
+      if (!script.output().isEmpty()) {
+        listener.onOutput(script.output().getBytes(StandardCharsets.UTF_8));
+      }
+      script.decisions().forEach(listener::onEgressDecision);
+      switch (script.ending()) {
+        case EXIT -> {
+          return new Completion(
+              Completion.End.EXIT, OptionalInt.of(script.exitStatus()), "exited by itself");
+        }
+        case FAIL_AWAIT ->
+            throw new IllegalStateException(
+                "following run " + spec.runId() + ": the scripted workload was lost");
+        default -> {
+          long left = Math.max(0, Duration.between(clock.instant(), deadline).toMillis());
+          if (killed.await(left, TimeUnit.MILLISECONDS)) {
+            return new Completion(Completion.End.KILLED, OptionalInt.of(137), "killed");
+          }
+          killed.countDown();
+          return new Completion(
+              Completion.End.DEADLINE, OptionalInt.of(137), "killed at the deadline");
+        }
+      }
+    }
+
+    @Override
+    public void kill() {
+      killed.countDown();
+    }
+
+    @Override
+    public void teardown() {
+      teardowns.merge(spec.runId(), 1, Integer::sum);
+      killed.countDown();
+      if (script.teardownFails()) {
+        throw new UnableToTearDownSandboxException(
+            "deleting the sandbox of run " + spec.runId() + ": the scripted teardown failed");
+      }
+      resources.remove(spec.runId());
+    }
+  }
+}

@@ -1,0 +1,408 @@
+package dev.agentsandbox.runs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.backend.BackendSelector;
+import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentSettings;
+import dev.agentsandbox.policy.config.Backend;
+import dev.agentsandbox.policy.config.EgressPolicy;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.runs.InMemoryBackend.Ending;
+import dev.agentsandbox.runs.InMemoryBackend.Script;
+import dev.agentsandbox.store.AuditQuery;
+import dev.agentsandbox.store.AuditRow;
+import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.RunStatus;
+import dev.agentsandbox.store.Store;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The runs core against a backend that runs nothing and the real SQLite store: admission and every
+ * refusal, each way a run can end, teardown on every path, the concurrency limit under concurrent
+ * requests, recovery after a restart, and the reaper. No Docker, no sleeps; every wait is bounded.
+ */
+class RunServiceTest {
+  private static final Duration WAIT = Duration.ofSeconds(5);
+  private static final String AGENT = "helper";
+  private static final String ACTOR = "admin";
+
+  @TempDir Path temp;
+
+  private final ObjectMapper json = new ObjectMapper();
+  private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+  private Store store;
+  private InMemoryBackend backend;
+  private volatile SandboxConfig config;
+
+  @BeforeEach
+  void open() {
+    store = Store.open("jdbc:sqlite:" + temp.resolve("store.db"));
+    backend = scripted(new InMemoryBackend("docker", Isolation.CONTAINER, Clock.systemUTC()));
+    config = enabled(Backend.AUTO, false, 60);
+  }
+
+  @AfterEach
+  void close() {
+    executor.shutdownNow();
+    store.close();
+  }
+
+  private static InMemoryBackend scripted(InMemoryBackend backend) {
+    return backend
+        .script("ok", Script.exits(0, "hello\n"))
+        .script("fails", Script.exits(3, "bad\n"))
+        .script("hangs", Script.runsUntilStopped())
+        .script("nolaunch", new Script(Ending.FAIL_LAUNCH, 0, "", List.of(), false))
+        .script("lost", new Script(Ending.FAIL_AWAIT, 0, "", List.of(), false))
+        .script("sticky", new Script(Ending.EXIT, 0, "", List.of(), true))
+        .script(
+            "egress",
+            new Script(
+                Ending.EXIT,
+                0,
+                "",
+                List.of(
+                    "{\"decision\":\"deny\",\"host\":\"evil.example\",\"reason\":\"not_allowed\"}",
+                    "{\"decision\":\"allow\",\"host\":\"api.vendor.com\",\"reason\":\"allowed\"}"),
+                false));
+  }
+
+  private static SandboxConfig enabled(Backend backend, boolean requireRuntimeClass, int ttl) {
+    TreeMap<String, AgentSettings> agents = new TreeMap<>();
+    agents.put(
+        AGENT,
+        new AgentSettings(
+            AllowList.parse(List.of("api.vendor.com")),
+            AgentSettings.DEFAULT_IMAGE,
+            AGENT,
+            ttl,
+            Resources.DEFAULT));
+    return new SandboxConfig(true, backend, requireRuntimeClass, agents);
+  }
+
+  private RunService service(int maxConcurrentRuns) {
+    return service(maxConcurrentRuns, backend);
+  }
+
+  private RunService service(int maxConcurrentRuns, InMemoryBackend with) {
+    ConfigSource configs =
+        new ConfigSource() {
+          @Override
+          public SandboxConfig sandbox() {
+            return config;
+          }
+
+          @Override
+          public EgressPolicy egress() {
+            return EgressPolicy.DEFAULT;
+          }
+        };
+    return new RunService(
+        configs,
+        new BackendSelector(List.of(with)),
+        store,
+        OperatorEgress.NONE,
+        new RunSettings("cp-1", RunSettings.DEFAULT_TAIL_BYTES, 100, maxConcurrentRuns, 16),
+        Clock.systemUTC(),
+        executor,
+        json);
+  }
+
+  private static RunRequest request(String... command) {
+    return new RunRequest(AGENT, List.of(command), Map.of());
+  }
+
+  private List<AuditRow> audit(String type, String runId) {
+    return store.audit().query(new AuditQuery(type, null, runId, null, null, 100));
+  }
+
+  private RunRecord stored(String runId) {
+    return store.runs().find(runId).orElseThrow();
+  }
+
+  private static String runId(JsonNode view) {
+    return view.get("run_id").asText();
+  }
+
+  // --- admission ---------------------------------------------------------------------------
+
+  static Stream<Arguments> refusals() {
+    return Stream.of(
+        Arguments.of("no command", Refusal.INVALID_REQUEST, new String[] {}),
+        Arguments.of("sandboxes off", Refusal.SANDBOXES_DISABLED, new String[] {"ok"}),
+        Arguments.of("agent not listed", Refusal.AGENT_NOT_LISTED, new String[] {"ok"}),
+        Arguments.of("proxy variable in env", Refusal.ENV_REFUSED, new String[] {"ok"}),
+        Arguments.of("named backend missing", Refusal.BACKEND_UNAVAILABLE, new String[] {"ok"}),
+        Arguments.of("backend down", Refusal.BACKEND_UNAVAILABLE, new String[] {"ok"}),
+        Arguments.of("gVisor demanded", Refusal.RUNTIME_CLASS_REQUIRED, new String[] {"ok"}));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("refusals")
+  void aRefusedRunCreatesNothingAndIsAudited(String name, Refusal refusal, String[] command) {
+    RunService service = service(4);
+    String agent = AGENT;
+    Map<String, String> env = Map.of();
+    switch (name) {
+      case "sandboxes off" ->
+          config = new SandboxConfig(false, Backend.AUTO, false, config.agents());
+      case "agent not listed" -> agent = "stranger";
+      case "proxy variable in env" -> env = Map.of("HTTPS_PROXY", "http://elsewhere:3128");
+      case "named backend missing" -> config = enabled(Backend.K8S, false, 60);
+      case "backend down" -> backend.available(false);
+      case "gVisor demanded" -> config = enabled(Backend.AUTO, true, 60);
+      default -> {}
+    }
+    RunRequest request = new RunRequest(agent, List.of(command), env);
+
+    assertThatThrownBy(() -> service.start(ACTOR, request))
+        .isInstanceOfSatisfying(
+            RunRefusedException.class, e -> assertThat(e.refusal()).isEqualTo(refusal));
+
+    List<AuditRow> refused = audit(RunLauncher.REFUSED, null);
+    assertThat(refused).hasSize(1);
+    assertThat(refused.get(0).data().get("reason").asText()).isEqualTo(refusal.code());
+    assertThat(audit(RunLauncher.LAUNCH, null)).isEmpty();
+    assertThat(store.runs().recent(10)).isEmpty();
+    assertThat(backend.resources()).isEmpty();
+    assertThat(service.liveCount()).isZero();
+  }
+
+  @Test
+  void theConcurrencyLimitHoldsUnderConcurrentRequests() throws Exception {
+    RunService service = service(2);
+    int requests = 24;
+    CountDownLatch gate = new CountDownLatch(1);
+    List<Future<String>> answers = new ArrayList<>();
+    try (ExecutorService callers = Executors.newVirtualThreadPerTaskExecutor()) {
+      for (int i = 0; i < requests; i++) {
+        answers.add(
+            callers.submit(
+                () -> {
+                  gate.await();
+                  try {
+                    return service.start(ACTOR, request("hangs"));
+                  } catch (RunRefusedException e) {
+                    return e.refusal().code();
+                  }
+                }));
+      }
+      gate.countDown();
+      List<String> started = new ArrayList<>();
+      int refused = 0;
+      for (Future<String> answer : answers) {
+        String value = answer.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        if (value.equals(Refusal.TOO_MANY_RUNS.code())) {
+          refused++;
+        } else {
+          started.add(value);
+        }
+      }
+      assertThat(started).hasSize(2);
+      assertThat(refused).isEqualTo(requests - 2);
+      assertThat(service.liveCount()).isEqualTo(2);
+      assertThat(audit(RunLauncher.REFUSED, null)).hasSize(requests - 2);
+
+      for (String runId : started) {
+        assertThat(backend.awaitStarted(runId, WAIT)).isTrue();
+        assertThat(service.kill(ACTOR, runId)).isTrue();
+      }
+      // Both slots come back once the runs retire; a new run is admitted then.
+      await().atMost(WAIT).until(() -> service.liveCount() == 0);
+      assertThat(service.run(ACTOR, request("ok")).get("status").asText()).isEqualTo("exited");
+    }
+  }
+
+  // --- how runs end, and teardown on every path ----------------------------------------------
+
+  @Test
+  void aNormalExitIsRecordedAndTornDown() throws Exception {
+    RunService service = service(4);
+
+    JsonNode view = service.run(ACTOR, request("ok"));
+
+    String runId = runId(view);
+    assertThat(view.get("status").asText()).isEqualTo("exited");
+    assertThat(view.get("exit_status").asInt()).isZero();
+    assertThat(view.get("output_tail").asText()).isEqualTo("hello\n");
+    RunRecord record = stored(runId);
+    assertThat(record.status()).isEqualTo(RunStatus.EXITED);
+    assertThat(record.outputTail()).isEqualTo("hello\n");
+    assertThat(backend.teardowns(runId)).isEqualTo(1);
+    assertThat(backend.resources()).isEmpty();
+    assertThat(audit(RunLauncher.LAUNCH, runId)).hasSize(1);
+    AuditRow teardown = audit(RunLifecycle.TEARDOWN, runId).get(0);
+    assertThat(teardown.data().get("removed").asBoolean()).isTrue();
+    assertThat(teardown.data().get("end").asText()).isEqualTo("exit");
+    assertThat(service.liveCount()).isZero();
+  }
+
+  @Test
+  void egressDecisionsBecomeAuditRows() throws Exception {
+    String runId = runId(service(4).run(ACTOR, request("egress")));
+
+    assertThat(audit("agent_sandbox.egress", runId))
+        .extracting(AuditRow::type)
+        .containsExactlyInAnyOrder("agent_sandbox.egress.deny", "agent_sandbox.egress.allow");
+  }
+
+  @Test
+  void aFailedLaunchIsRecordedAndLeavesNothing() throws Exception {
+    String runId = runId(service(4).run(ACTOR, request("nolaunch")));
+
+    assertThat(stored(runId).status()).isEqualTo(RunStatus.FAILED);
+    AuditRow failure = audit(RunLifecycle.FAILURE, runId).get(0);
+    assertThat(failure.data().get("stage").asText()).isEqualTo("launch");
+    assertThat(failure.data().get("message").asText()).contains("the scripted launch failed");
+    AuditRow teardown = audit(RunLifecycle.TEARDOWN, runId).get(0);
+    assertThat(teardown.data().get("removed").asBoolean()).isFalse();
+    assertThat(teardown.data().get("note").asText()).contains("the launch failed");
+    assertThat(backend.teardowns(runId)).isZero();
+    assertThat(backend.resources()).isEmpty();
+  }
+
+  @Test
+  void aWorkloadLostWhileAwaitedIsFailedAndTornDown() throws Exception {
+    String runId = runId(service(4).run(ACTOR, request("lost")));
+
+    assertThat(stored(runId).status()).isEqualTo(RunStatus.FAILED);
+    assertThat(audit(RunLifecycle.FAILURE, runId).get(0).data().get("stage").asText())
+        .isEqualTo("run");
+    assertThat(backend.teardowns(runId)).isEqualTo(1);
+    assertThat(backend.resources()).isEmpty();
+  }
+
+  @Test
+  void theDeadlineEndsARunAndTearsItDown() throws Exception {
+    // The backend's clock runs a TTL ahead, so the run's one-second deadline passes at once.
+    config = enabled(Backend.AUTO, false, 1);
+    InMemoryBackend ahead =
+        scripted(
+            new InMemoryBackend(
+                "docker",
+                Isolation.CONTAINER,
+                Clock.offset(Clock.systemUTC(), Duration.ofSeconds(1))));
+    backend = ahead;
+
+    String runId = runId(service(4, ahead).run(ACTOR, request("hangs")));
+
+    assertThat(stored(runId).status()).isEqualTo(RunStatus.DEADLINE);
+    assertThat(stored(runId).endReason()).isEqualTo("deadline");
+    assertThat(audit(RunLifecycle.TIMEOUT, runId).get(0).data().get("ttl_seconds").asInt())
+        .isEqualTo(1);
+    assertThat(ahead.teardowns(runId)).isEqualTo(1);
+    assertThat(ahead.resources()).isEmpty();
+  }
+
+  @Test
+  void aKillEndsARunAndTearsItDown() throws Exception {
+    RunService service = service(4);
+    String runId = service.start(ACTOR, request("hangs"));
+    assertThat(backend.awaitStarted(runId, WAIT)).isTrue();
+
+    assertThat(service.kill(ACTOR, runId)).isTrue();
+
+    RunRecord ended = awaitEnded(runId);
+    assertThat(ended.status()).isEqualTo(RunStatus.KILLED);
+    assertThat(audit(RunService.KILL, runId)).hasSize(1);
+    assertThat(backend.teardowns(runId)).isEqualTo(1);
+    assertThat(backend.resources()).isEmpty();
+    assertThat(service.kill(ACTOR, runId)).isFalse();
+    assertThatThrownBy(() -> service.kill(ACTOR, "nosuchrun"))
+        .isInstanceOf(RunNotFoundException.class);
+  }
+
+  @Test
+  void aFailedTeardownIsReportedAndTheReaperRemovesTheRest() throws Exception {
+    RunService service = service(4);
+    String runId = runId(service.run(ACTOR, request("sticky")));
+
+    AuditRow teardown = audit(RunLifecycle.TEARDOWN, runId).get(0);
+    assertThat(teardown.data().get("removed").asBoolean()).isFalse();
+    assertThat(teardown.data().get("problem").asText())
+        .contains("the scripted teardown failed")
+        .contains("the reaper removes what is left");
+    assertThat(stored(runId).status()).isEqualTo(RunStatus.EXITED);
+    assertThat(backend.resources()).containsExactly(runId);
+
+    Reaper reaper =
+        new Reaper(List.of(backend), service::isLive, store.audit(), Clock.systemUTC(), json);
+    assertThat(reaper.reapOnce()).isEqualTo(1);
+
+    assertThat(backend.resources()).isEmpty();
+    assertThat(audit(RunLifecycle.TEARDOWN, runId))
+        .anySatisfy(row -> assertThat(row.actor()).isEqualTo("reaper"));
+  }
+
+  @Test
+  void theReaperSparesLiveRunsAndUnknownUnexpiredOnes() throws Exception {
+    RunService service = service(4);
+    String live = service.start(ACTOR, request("hangs"));
+    assertThat(backend.awaitStarted(live, WAIT)).isTrue();
+    backend.leave("otherplane", Instant.now().plus(Duration.ofHours(1)));
+    backend.leave("expired", Instant.now().minus(Duration.ofMinutes(1)));
+    Reaper reaper =
+        new Reaper(List.of(backend), service::isLive, store.audit(), Clock.systemUTC(), json);
+
+    assertThat(reaper.reapOnce()).isEqualTo(1);
+
+    assertThat(backend.resources()).containsExactlyInAnyOrder(live, "otherplane");
+    service.kill(ACTOR, live);
+    awaitEnded(live);
+  }
+
+  // --- restart --------------------------------------------------------------------------------
+
+  @Test
+  void recoverMarksRunsALostControlPlaneLeftLiveAsFailed() throws Exception {
+    RunService before = service(4);
+    String runId = before.start(ACTOR, request("hangs"));
+    assertThat(backend.awaitStarted(runId, WAIT)).isTrue();
+    assertThat(stored(runId).status()).isEqualTo(RunStatus.RUNNING);
+
+    // A new life of the same control plane (same instance id) over the same store.
+    RunService after =
+        service(4, new InMemoryBackend("docker", Isolation.CONTAINER, Clock.systemUTC()));
+    assertThat(after.recover()).isEqualTo(1);
+
+    assertThat(stored(runId).status()).isEqualTo(RunStatus.FAILED);
+    assertThat(audit(RunLifecycle.FAILURE, runId).get(0).data().get("stage").asText())
+        .isEqualTo("recovery");
+    assertThat(after.isLive(runId)).isFalse();
+    before.kill(ACTOR, runId);
+  }
+
+  private RunRecord awaitEnded(String runId) {
+    return await()
+        .atMost(WAIT)
+        .until(
+            () -> stored(runId), record -> !record.status().active() && record.endedAt() != null);
+  }
+}

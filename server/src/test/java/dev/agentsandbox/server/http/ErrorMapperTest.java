@@ -1,0 +1,116 @@
+package dev.agentsandbox.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.config.ConfigProblem;
+import dev.agentsandbox.policy.config.Loosening;
+import dev.agentsandbox.server.Scopes;
+import dev.agentsandbox.server.governance.InvalidChangeException;
+import dev.agentsandbox.server.governance.InvalidIfMatchException;
+import dev.agentsandbox.server.governance.StaleVersionException;
+import dev.agentsandbox.server.governance.VersionRequiredException;
+import dev.agentsandbox.server.governance.WeakeningRefusedException;
+import dev.agentsandbox.store.VersionConflictException;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Each domain exception of governance (and the store's save-time conflict) as the API answers it:
+ * status, error code, message (first, after the error code) and the fields beside them.
+ */
+class ErrorMapperTest {
+  private static final ObjectMapper MAPPER = Json.mapper();
+  private static final Loosening TURNED_ON =
+      new Loosening("enabled", Loosening.Kind.ENABLED_TURNED_ON, "sandboxes can now be launched");
+
+  static Stream<Arguments> mappings() {
+    return Stream.of(
+        Arguments.of(
+            "a body that is not a change is 400 invalid_config without problems",
+            new InvalidChangeException("the body must be a JSON object", List.of()),
+            400,
+            "{\"error\":\"invalid_config\",\"message\":\"the body must be a JSON object\"}"),
+        Arguments.of(
+            "a malformed field is 400 invalid_config with each problem at its path",
+            new InvalidChangeException(
+                "reason: must be a string",
+                List.of(new ConfigProblem("reason", "must be a string"))),
+            400,
+            "{\"error\":\"invalid_config\",\"message\":\"reason: must be a string\","
+                + "\"problems\":[{\"path\":\"reason\",\"message\":\"must be a string\"}]}"),
+        Arguments.of(
+            "an unusable If-Match is 400 invalid_request",
+            new InvalidIfMatchException("If-Match must be the ETag from GET"),
+            400,
+            "{\"error\":\"invalid_request\",\"message\":\"If-Match must be the ETag from GET\"}"),
+        Arguments.of(
+            "a weakening without the scope is 403 weakening_refused naming the missing scope",
+            new WeakeningRefusedException(
+                "update agent-sandbox: no",
+                List.of(TURNED_ON),
+                List.of(Scopes.GOVERNANCE_WEAKEN, "reason")),
+            403,
+            "{\"error\":\"weakening_refused\",\"message\":\"update agent-sandbox: no\","
+                + "\"loosenings\":[{\"path\":\"enabled\",\"kind\":\"enabled_turned_on\","
+                + "\"detail\":\"sandboxes can now be launched\"}],"
+                + "\"missing\":[\"governance.weaken\",\"reason\"],"
+                + "\"missing_scope\":\"governance.weaken\"}"),
+        Arguments.of(
+            "a weakening without a reason is 403 weakening_refused with no missing_scope",
+            new WeakeningRefusedException(
+                "update agent-sandbox: no", List.of(TURNED_ON), List.of("reason")),
+            403,
+            "{\"error\":\"weakening_refused\",\"message\":\"update agent-sandbox: no\","
+                + "\"loosenings\":[{\"path\":\"enabled\",\"kind\":\"enabled_turned_on\","
+                + "\"detail\":\"sandboxes can now be launched\"}],\"missing\":[\"reason\"]}"),
+        Arguments.of(
+            "a stale version found before saving is 409 version_conflict",
+            new StaleVersionException("egress-policy", 2, 3),
+            409,
+            "{\"error\":\"version_conflict\",\"message\":\"update egress-policy: you sent version 2"
+                + " but the current one is 3 (GET it again, re-apply your change and send the new"
+                + " version)\"}"),
+        Arguments.of(
+            "a conflict found while saving is 409 version_conflict too",
+            new VersionConflictException("agent-sandbox", 1, 2),
+            409,
+            "{\"error\":\"version_conflict\",\"message\":\"save the document: someone else saved a"
+                + " newer version since it was read (save configuration agent-sandbox: version 1"
+                + " was expected but the current version is 2 (read the configuration again,"
+                + " reapply the change and retry); GET it again, re-apply your change and send the"
+                + " new version)\"}"),
+        Arguments.of(
+            "a change without the version read is 428 version_required",
+            new VersionRequiredException("agent-sandbox", 4),
+            428,
+            "{\"error\":\"version_required\",\"message\":\"update agent-sandbox: send the version"
+                + " you read (If-Match: \\\"4\\\" or a \\\"version\\\" field) so that no one's"
+                + " change is silently overwritten\"}"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("mappings")
+  void mapsEachDomainExceptionToItsStatusAndBody(
+      String name, RuntimeException error, int status, String body) throws IOException {
+    Response response = new ErrorMapper(MAPPER).toResponse(error);
+    assertThat(response.status()).isEqualTo(status);
+    String actual = new String(response.body(), java.nio.charset.StandardCharsets.UTF_8);
+    JsonNode actualTree = MAPPER.readTree(actual);
+    JsonNode expectedTree = MAPPER.readTree(body);
+    assertThat(actualTree).as(actual).isEqualTo(expectedTree);
+    assertThat(fieldNames(actualTree).subList(0, 2)).as(actual).containsExactly("error", "message");
+  }
+
+  private static List<String> fieldNames(JsonNode node) {
+    List<String> names = new ArrayList<>();
+    node.fieldNames().forEachRemaining(names::add);
+    return names;
+  }
+}
