@@ -136,7 +136,8 @@ class ProxyFuzzTest {
         new ProxyMetrics(),
         Limits.DEFAULTS,
         "fuzz",
-        new AtomicInteger());
+        new AtomicInteger(),
+        Connector.TCP);
   }
 
   @FuzzTest(maxDuration = FUZZ_TIME)
