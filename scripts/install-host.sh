@@ -114,19 +114,30 @@ else
 fi
 
 # --- register runsc -------------------------------------------------------------------------
-# Debian's runsc cannot set up its own network stack inside this kind of VM ("cannot run with
-# network enabled in root network namespace"); --network=host makes runsc use the network
-# namespace Docker created for the container, so Docker's network fence still applies.
+# runsc is registered through scripts/lib/runsc-netstack, which runs it with its own network stack
+# inside the network namespace Docker made for the container (so Docker's network fence applies
+# unchanged). Debian's runsc refuses that mode on Linux >= 6.x through a stale check, and its other
+# mode, --network=host, breaks blocking reads on sockets (busybox wget fails); the wrapper explains
+# both, and refuses containers that share the host's network namespace. docs/backends/docker.md.
 RUNSC_PATH=$(command -v runsc)
+WRAPPER=${AGENT_SANDBOX_RUNSC_WRAPPER:-/usr/local/libexec/agent-sandbox/runsc-netstack}
+mkdir -p "$(dirname "$WRAPPER")"
+wrapper_source="$(dirname "$0")/lib/runsc-netstack"
+[ -f "$wrapper_source" ] || die "registering runsc: $wrapper_source is missing (run this script from a checkout)"
+# The wrapper names the runsc it found here, so dockerd's environment does not matter.
+sed "s#^RUNSC=\\\${AGENT_SANDBOX_RUNSC:-/usr/bin/runsc}\$#RUNSC=\\\${AGENT_SANDBOX_RUNSC:-$RUNSC_PATH}#" \
+  "$wrapper_source" >"$WRAPPER.tmp"
+chmod 755 "$WRAPPER.tmp"
+mv "$WRAPPER.tmp" "$WRAPPER"
 mkdir -p "$(dirname "$DAEMON_JSON")"
-changed=$(python3 - "$DAEMON_JSON" "$RUNSC_PATH" <<'PY'
+changed=$(python3 - "$DAEMON_JSON" "$WRAPPER" <<'PY'
 import json, os, sys
 path, runsc = sys.argv[1], sys.argv[2]
 config = {}
 if os.path.exists(path) and os.path.getsize(path) > 0:
     with open(path, encoding="utf-8") as f:
         config = json.load(f)
-wanted = {"path": runsc, "runtimeArgs": ["--network=host"]}
+wanted = {"path": runsc}
 runtimes = config.setdefault("runtimes", {})
 if runtimes.get("runsc") == wanted:
     print("unchanged")

@@ -47,3 +47,9 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
 fi
 
 ./mvnw -B -ntp verify "$@"
+
+# Coverage-guided fuzzing, bounded: each Jazzer target for AGENT_SANDBOX_FUZZ_SECONDS (20 s by
+# default; 0 skips it). `verify` above already ran them as regression tests over their kept inputs.
+if [ "${AGENT_SANDBOX_FUZZ_SECONDS:-20}" != 0 ]; then
+  scripts/fuzz.sh
+fi

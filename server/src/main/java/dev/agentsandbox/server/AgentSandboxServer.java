@@ -18,6 +18,7 @@ import dev.agentsandbox.server.http.ErrorMapper;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.Router;
+import dev.agentsandbox.server.http.ServerLimits;
 import dev.agentsandbox.server.http.ServerMetrics;
 import dev.agentsandbox.server.run.RunEndpoints;
 import dev.agentsandbox.store.Store;
@@ -125,6 +126,8 @@ public final class AgentSandboxServer implements AutoCloseable {
             metrics,
             mapper,
             MAX_BODY_BYTES);
+    // Before the first server of the JVM: the JDK server reads its limits once (ServerLimits).
+    ServerLimits.apply();
     HttpServer http;
     try {
       http = HttpServer.create(listen, 0);
