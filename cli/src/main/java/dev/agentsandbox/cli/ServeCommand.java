@@ -22,8 +22,15 @@ import picocli.CommandLine.Spec;
 /** {@code agent-sandbox serve}: runs the control plane in the foreground until interrupted. */
 @Command(
     name = "serve",
+    footerHeading = "%nExamples:%n",
+    footer = {
+      "  agent-sandbox serve",
+      "  agent-sandbox serve --listen 127.0.0.1:8080 --db 'jdbc:postgresql://db:5432/sandbox?user=U&password=P'"
+    },
     mixinStandardHelpOptions = true,
     description = {
+      "Run the control plane: admin API, health, metrics",
+      "",
       "Runs the control plane (admin API, /healthz, /readyz, /metrics) in the foreground.",
       "Migrates the store at start-up. On the first start with no active token, writes an admin"
           + " token holding every scope to DATA_DIR/admin-token (mode 0600) and prints its path."
@@ -87,6 +94,17 @@ final class ServeCommand implements Callable<Integer> {
   String dockerGvisorRuntime;
 
   @Option(
+      names = "--microvm-accel",
+      paramLabel = "kvm|tcg|off",
+      description =
+          "How the microvm backend runs its VMs: kvm (hardware virtualization, used by auto once a"
+              + " guest has booted under it), tcg (software emulation, for hosts without usable"
+              + " KVM and for tests; never picked by auto, a configuration must name"
+              + " backend: microvm) or off (default: ${DEFAULT-VALUE})",
+      defaultValue = "kvm")
+  String microvmAccel;
+
+  @Option(
       names = "--reap-every",
       paramLabel = "SECONDS",
       description = "How often the reaper looks for leftovers (default: ${DEFAULT-VALUE})",
@@ -108,6 +126,30 @@ final class ServeCommand implements Callable<Integer> {
               + " ${DEFAULT-VALUE})",
       defaultValue = "agent-sandbox")
   String k8sNamespace;
+
+  @Option(
+      names = "--k8s-runtime-handler",
+      paramLabel = "HANDLER",
+      description =
+          "A RuntimeClass handler that means gVisor; repeatable (default: runsc). A RuntimeClass"
+              + " with any other handler counts as absent")
+  List<String> k8sRuntimeHandlers = new ArrayList<>();
+
+  @Option(
+      names = "--k8s-node-cidr",
+      paramLabel = "CIDR",
+      description =
+          "The nodes' addresses, kept out of every sandbox proxy's reach (kubectl get nodes -o"
+              + " wide); repeatable")
+  List<String> k8sNodeCidrs = new ArrayList<>();
+
+  @Option(
+      names = "--k8s-apiserver-cidr",
+      paramLabel = "CIDR",
+      description =
+          "The API server's addresses, kept out of every sandbox proxy's reach (kubectl get"
+              + " endpointslices -n default -l kubernetes.io/service-name=kubernetes); repeatable")
+  List<String> k8sApiServerCidrs = new ArrayList<>();
 
   /** A running control plane. */
   record Running(AgentSandboxServer server, Store store, Optional<Path> adminTokenFile)

@@ -83,16 +83,11 @@ public final class RunService {
    * What a run of this request would create, without creating anything; see {@link
    * RunAdmission#plan}.
    */
-  public ObjectNode plan(RunRequest request) {
+  public PlanView plan(RunRequest request) {
     RunAdmission.Planned planned = admission.plan(request);
     SandboxPlan plan = planned.selection().backend().plan(planned.spec());
     return RunViews.plan(
-        json,
-        planned.spec(),
-        plan,
-        planned.selection().probe(),
-        planned.enabled(),
-        planned.configured());
+        planned.spec(), plan, planned.selection().probe(), planned.enabled(), planned.configured());
   }
 
   /**
@@ -106,7 +101,7 @@ public final class RunService {
   }
 
   /** Starts a run and waits for it to end; returns its result. */
-  public ObjectNode run(String actor, RunRequest request) throws InterruptedException {
+  public RunView run(String actor, RunRequest request) throws InterruptedException {
     LiveRun run = launch(actor, request);
     try {
       run.done.get();
@@ -144,10 +139,10 @@ public final class RunService {
   }
 
   /** The run's state and, once it ended, its result. */
-  public ObjectNode view(String runId) {
+  public RunView view(String runId) {
     Optional<LiveRun> known = live.held(runId);
     if (known.isPresent()) {
-      return RunViews.run(json, known.get());
+      return RunViews.run(known.get());
     }
     RunRecord record =
         (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
@@ -201,6 +196,12 @@ public final class RunService {
   /** The newest runs, newest first. */
   public List<RunRecord> recent(int limit) {
     return store.runs().recent(limit);
+  }
+
+  /** The newest runs matching every given filter (null: any), newest first. */
+  public List<RunRecord> recent(
+      String agent, dev.agentsandbox.store.RunStatus status, java.time.Instant since, int limit) {
+    return store.runs().recent(agent, status, since, limit);
   }
 
   /**

@@ -45,7 +45,9 @@ final class InMemoryBackend implements SandboxBackend {
     /** The backend fails to create the sandbox. */
     FAIL_LAUNCH,
     /** The backend loses the workload while waiting for it. */
-    FAIL_AWAIT
+    FAIL_AWAIT,
+    /** Ends before its command runs: the isolation it was launched for was not there. */
+    RUNTIME_MISMATCH
   }
 
   /**
@@ -220,6 +222,12 @@ final class InMemoryBackend implements SandboxBackend {
         case EXIT -> {
           return new Completion(
               Completion.End.EXIT, OptionalInt.of(script.exitStatus()), "exited by itself");
+        }
+        case RUNTIME_MISMATCH -> {
+          return new Completion(
+              Completion.End.RUNTIME_MISMATCH,
+              OptionalInt.empty(),
+              "the scripted pod was not under gVisor");
         }
         case FAIL_AWAIT ->
             throw new IllegalStateException(

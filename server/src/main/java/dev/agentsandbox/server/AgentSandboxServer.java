@@ -18,6 +18,7 @@ import dev.agentsandbox.server.http.ErrorMapper;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.Router;
+import dev.agentsandbox.server.http.ServerLimits;
 import dev.agentsandbox.server.http.ServerMetrics;
 import dev.agentsandbox.server.run.RunEndpoints;
 import dev.agentsandbox.store.Store;
@@ -116,6 +117,8 @@ public final class AgentSandboxServer implements AutoCloseable {
                 new ConfigEndpoints(configs, mapper),
                 new AuditEndpoints(store, mapper),
                 new RunEndpoints(runs, mapper),
+                new BackendEndpoints(wiring.backends(), mapper),
+                ConsoleAssets.fromClasspath(),
                 new dev.agentsandbox.server.run.ArtifactEndpoints(
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
                 new dev.agentsandbox.server.run.TimelineEndpoints(store, mapper),
@@ -128,6 +131,8 @@ public final class AgentSandboxServer implements AutoCloseable {
             metrics,
             mapper,
             MAX_BODY_BYTES);
+    // Before the first server of the JVM: the JDK server reads its limits once (ServerLimits).
+    ServerLimits.apply();
     HttpServer http;
     try {
       http = HttpServer.create(listen, 0);

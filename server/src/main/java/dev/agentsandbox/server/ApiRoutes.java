@@ -32,10 +32,14 @@ final class ApiRoutes {
       ConfigEndpoints config,
       AuditEndpoints audit,
       RunEndpoints runs,
+      BackendEndpoints backends,
+      ConsoleAssets console,
       ArtifactEndpoints artifacts,
       TimelineEndpoints timelines,
       JwksEndpoint jwks) {
     return List.of(
+        new Route("GET", "/", null, console::page),
+        new Route("GET", "/console/{name}", null, console::asset),
         new Route("GET", "/healthz", null, health::live),
         new Route("GET", "/readyz", null, health::ready),
         new Route("GET", "/metrics", null, request -> metrics.scrape()),
@@ -46,6 +50,8 @@ final class ApiRoutes {
         new Route("PUT", EGRESS_POLICY, Scopes.CONFIGURE, config::putEgressPolicy),
         new Route("GET", AUDIT, Scopes.AUDIT_READ, audit::query),
         new Route("GET", AUDIT + "/export", Scopes.AUDIT_READ, audit::export),
+        new Route("GET", AUDIT + "/verify", Scopes.AUDIT_READ, audit::verify),
+        new Route("GET", FEATURE + "/backends", Scopes.READ, backends::list),
         new Route("POST", FEATURE + "/plan", Scopes.READ, runs::plan),
         new Route("POST", FEATURE + "/run", Scopes.RUN, runs::run),
         new Route("POST", RUNS, Scopes.RUN, runs::start),
