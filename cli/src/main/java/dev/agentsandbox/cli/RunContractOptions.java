@@ -34,7 +34,8 @@ final class RunContractOptions {
         builder.endpointOverride(URI.create(options.artifactsS3Endpoint)).forcePathStyle(true);
       }
       store =
-          new S3ArtifactStore(builder.build(), options.artifactsS3Bucket, options.artifactsS3Prefix);
+          new S3ArtifactStore(
+              builder.build(), options.artifactsS3Bucket, options.artifactsS3Prefix);
     } else {
       store =
           new FolderArtifactStore(

@@ -181,7 +181,8 @@ final class ServeCommand implements Callable<Integer> {
   @Option(
       names = "--artifacts-s3-prefix",
       paramLabel = "PREFIX",
-      description = "Key prefix under which each run's outputs are kept, ending in / (default runs/)")
+      description =
+          "Key prefix under which each run's outputs are kept, ending in / (default runs/)")
   String artifactsS3Prefix = "runs/";
 
   @Option(
@@ -253,7 +254,8 @@ final class ServeCommand implements Callable<Integer> {
     Store opened = store.open();
     try {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
-      RunWiring wiring = Backends.wiring(this, out).withContract(RunContractOptions.config(this, data));
+      RunWiring wiring =
+          Backends.wiring(this, out).withContract(RunContractOptions.config(this, data));
       AgentSandboxServer server = AgentSandboxServer.start(address, opened, wiring);
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
       if (tokenFile.isPresent()) {
