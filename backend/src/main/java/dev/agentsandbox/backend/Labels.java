@@ -25,6 +25,14 @@ public final class Labels {
 
   private Labels() {}
 
+  /**
+   * Whether {@code key} is one of the sandbox's own label keys (or in its {@code
+   * agent-sandbox.dev/} prefix), which a run request may not set.
+   */
+  public static boolean isReserved(String key) {
+    return key.startsWith("agent-sandbox.dev/") || key.equals(MANAGED_BY);
+  }
+
   /** The labels of one run's resources. */
   public static Map<String, String> forRun(String runId, String agent, Instant expiresAt) {
     return Map.of(

@@ -26,6 +26,10 @@ import java.util.regex.Pattern;
  * @param ttl the run's deadline, counted from launch
  * @param expiresAt the time after which the reaper deletes whatever the run left behind
  * @param requireRuntimeClass refuse to launch unless the workload runs under gVisor or stronger
+ * @param runLabels the labels the run request carried (owner, task reference, ...), valid as
+ *     Kubernetes label keys and values and never one of {@link Labels}' own keys; applied to every
+ *     object the backend creates, beside {@link Labels#forRun}
+ * @param credentials the credentials minted for this run, delivered as {@link RunCredential} says
  */
 public record RunSpec(
     String runId,
@@ -37,7 +41,9 @@ public record RunSpec(
     Resources resources,
     Duration ttl,
     Instant expiresAt,
-    boolean requireRuntimeClass) {
+    boolean requireRuntimeClass,
+    Map<String, String> runLabels,
+    List<RunCredential> credentials) {
   private static final Pattern RUN_ID = Pattern.compile("[a-z0-9]{1,32}");
   private static final Pattern AGENT = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
 
@@ -63,10 +69,66 @@ public record RunSpec(
       throw new IllegalArgumentException("ttl must be positive");
     }
     Objects.requireNonNull(expiresAt, "expiresAt");
+    runLabels = Map.copyOf(runLabels);
+    for (String key : runLabels.keySet()) {
+      if (Labels.isReserved(key)) {
+        throw new IllegalArgumentException("run label " + key + " is one of the sandbox's own");
+      }
+    }
+    credentials = List.copyOf(credentials);
   }
 
-  /** The labels every resource of this run carries; the reaper works from these alone. */
+  /** A run without labels or credentials. */
+  public RunSpec(
+      String runId,
+      String agent,
+      String image,
+      List<String> command,
+      Map<String, String> env,
+      RunEgress egress,
+      Resources resources,
+      Duration ttl,
+      Instant expiresAt,
+      boolean requireRuntimeClass) {
+    this(
+        runId,
+        agent,
+        image,
+        command,
+        env,
+        egress,
+        resources,
+        ttl,
+        expiresAt,
+        requireRuntimeClass,
+        Map.of(),
+        List.of());
+  }
+
+  /** This spec with the credentials minted for it. */
+  public RunSpec withCredentials(List<RunCredential> minted) {
+    return new RunSpec(
+        runId,
+        agent,
+        image,
+        command,
+        env,
+        egress,
+        resources,
+        ttl,
+        expiresAt,
+        requireRuntimeClass,
+        runLabels,
+        minted);
+  }
+
+  /**
+   * The labels every resource of this run carries: the run's own labels and the sandbox's (the
+   * reaper works from the latter alone).
+   */
   public Map<String, String> labels() {
-    return Labels.forRun(runId, agent, expiresAt);
+    Map<String, String> all = new java.util.HashMap<>(runLabels);
+    all.putAll(Labels.forRun(runId, agent, expiresAt));
+    return Map.copyOf(all);
   }
 }

@@ -27,6 +27,18 @@ public interface Sandbox extends AutoCloseable {
    */
   Completion await(Instant deadline) throws InterruptedException;
 
+  /**
+   * The workload's output folder ({@link RunContract#OUT_DIR}) as a tar archive whose top folder is
+   * {@link RunContract#OUT_ARCHIVE_FOLDER}, read after the workload stopped and before {@link
+   * #teardown()}; the caller closes it. The content is the workload's and is read as hostile.
+   *
+   * @return empty when this backend does not collect outputs (the run's artifacts row says so)
+   * @throws SandboxException when the backend collects outputs but could not read them
+   */
+  default java.util.Optional<java.io.InputStream> outputs() {
+    return java.util.Optional.empty();
+  }
+
   /** Stops the workload now; {@link #await} then returns {@link Completion.End#KILLED}. */
   void kill();
 

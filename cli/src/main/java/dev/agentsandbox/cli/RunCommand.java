@@ -32,6 +32,14 @@ final class RunCommand {
         description = "An environment variable for the workload; repeatable")
     List<String> env = List.of();
 
+    @Option(
+        names = {"-l", "--label"},
+        paramLabel = "KEY=VALUE",
+        description =
+            "A label for the run (owner, task reference...), on every object and audit row;"
+                + " repeatable")
+    List<String> labels = List.of();
+
     @Parameters(paramLabel = "COMMAND", arity = "1..*", description = "The command, after --")
     List<String> command;
 
@@ -40,6 +48,9 @@ final class RunCommand {
       body.put("agent", agent);
       body.put("command", command);
       body.put("env", pairs(spec, "--env", env));
+      if (!labels.isEmpty()) {
+        body.put("labels", pairs(spec, "--label", labels));
+      }
       return body;
     }
   }

@@ -151,6 +151,74 @@ final class ServeCommand implements Callable<Integer> {
               + " endpointslices -n default -l kubernetes.io/service-name=kubernetes); repeatable")
   List<String> k8sApiServerCidrs = new ArrayList<>();
 
+  @Option(
+      names = "--artifacts-dir",
+      paramLabel = "DIR",
+      description =
+          "Where runs' outputs are kept for review (default: artifacts/ under the data directory)")
+  Path artifactsDir;
+
+  @Option(
+      names = "--artifacts-s3-bucket",
+      paramLabel = "BUCKET",
+      description =
+          "Keep runs' outputs in this S3-compatible bucket instead (credentials from the AWS SDK's"
+              + " default chain: environment, profile, instance role)")
+  String artifactsS3Bucket;
+
+  @Option(
+      names = "--artifacts-s3-endpoint",
+      paramLabel = "URL",
+      description = "The S3-compatible endpoint (MinIO, Ceph...); AWS S3 when not set")
+  String artifactsS3Endpoint;
+
+  @Option(
+      names = "--artifacts-s3-region",
+      paramLabel = "REGION",
+      description = "The bucket's region (default us-east-1)")
+  String artifactsS3Region = "us-east-1";
+
+  @Option(
+      names = "--artifacts-s3-prefix",
+      paramLabel = "PREFIX",
+      description =
+          "Key prefix under which each run's outputs are kept, ending in / (default runs/)")
+  String artifactsS3Prefix = "runs/";
+
+  @Option(
+      names = "--jwt-keys",
+      paramLabel = "FILE",
+      description =
+          "A JWK set of private signing keys (EC P-256 or RSA >= 2048, each with a kid, mode 0600)"
+              + " for jwt run credentials; re-read when it changes")
+  Path jwtKeys;
+
+  @Option(
+      names = "--jwt-active-kid",
+      paramLabel = "KID",
+      description = "The key in --jwt-keys that signs new tokens (older keys still verify)")
+  String jwtActiveKid;
+
+  @Option(
+      names = "--jwt-issuer",
+      paramLabel = "ISS",
+      description = "The iss claim of run JWTs (default agent-sandbox)")
+  String jwtIssuer = "agent-sandbox";
+
+  @Option(
+      names = "--credential-command",
+      paramLabel = "NAME=PATH",
+      description =
+          "Registers an executable that mints a run credential (STS, Vault...), for agents' command"
+              + " credentials to name; repeatable")
+  List<String> credentialCommands = new ArrayList<>();
+
+  @Option(
+      names = "--credential-command-timeout",
+      paramLabel = "SECONDS",
+      description = "How long a credential command may take before it is killed (default 30)")
+  int credentialCommandTimeout = 30;
+
   /** A running control plane. */
   record Running(AgentSandboxServer server, Store store, Optional<Path> adminTokenFile)
       implements AutoCloseable {
@@ -186,7 +254,8 @@ final class ServeCommand implements Callable<Integer> {
     Store opened = store.open();
     try {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
-      RunWiring wiring = Backends.wiring(this, out);
+      RunWiring wiring =
+          Backends.wiring(this, out).withContract(RunContractOptions.config(this, data));
       AgentSandboxServer server = AgentSandboxServer.start(address, opened, wiring);
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
       if (tokenFile.isPresent()) {

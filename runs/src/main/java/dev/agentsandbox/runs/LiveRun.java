@@ -23,6 +23,7 @@ final class LiveRun {
   final EgressRecorder egress;
   final CompletableFuture<RunRecord> done = new CompletableFuture<>();
   final RunSlots.Slot slot;
+  final dev.agentsandbox.policy.config.OutputLimits outputs;
   private RunRecord record;
   private Sandbox sandbox;
   private boolean killRequested;
@@ -36,7 +37,8 @@ final class LiveRun {
       RunOutput output,
       EgressRecorder egress,
       RunRecord record,
-      RunSlots.Slot slot) {
+      RunSlots.Slot slot,
+      dev.agentsandbox.policy.config.OutputLimits outputs) {
     this.spec = spec;
     this.actor = actor;
     this.backend = backend;
@@ -45,6 +47,7 @@ final class LiveRun {
     this.egress = egress;
     this.record = record;
     this.slot = slot;
+    this.outputs = outputs;
   }
 
   String runId() {

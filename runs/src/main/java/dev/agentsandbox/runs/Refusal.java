@@ -18,7 +18,14 @@ public enum Refusal {
   /** The control plane already runs as many runs as it is allowed to at once. */
   TOO_MANY_RUNS("too_many_runs"),
   /** {@code require_runtime_class} is set and no backend here offers gVisor or stronger. */
-  RUNTIME_CLASS_REQUIRED("runtime_class_required");
+  RUNTIME_CLASS_REQUIRED("runtime_class_required"),
+  /**
+   * The agent's credentials cannot be minted on this control plane (no JWT signing keys, a
+   * credential command the operator did not register).
+   */
+  CREDENTIALS_UNAVAILABLE("credentials_unavailable"),
+  /** Minting a credential failed or its answer was refused (an expiry after the deadline, ...). */
+  CREDENTIAL_REFUSED("credential_refused");
 
   private final String code;
 

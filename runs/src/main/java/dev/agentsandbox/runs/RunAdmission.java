@@ -12,6 +12,7 @@ import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.policy.config.SandboxConfig;
 import dev.agentsandbox.policy.config.ScopeRule;
 import dev.agentsandbox.policy.run.EnvScreen;
+import dev.agentsandbox.policy.run.RunLabels;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,13 +32,19 @@ final class RunAdmission {
   private final ConfigSource configs;
   private final BackendSelector selector;
   private final OperatorEgress operator;
+  private final CredentialMinter minter;
   private final Clock clock;
 
   RunAdmission(
-      ConfigSource configs, BackendSelector selector, OperatorEgress operator, Clock clock) {
+      ConfigSource configs,
+      BackendSelector selector,
+      OperatorEgress operator,
+      CredentialMinter minter,
+      Clock clock) {
     this.configs = configs;
     this.selector = selector;
     this.operator = operator;
+    this.minter = minter;
     this.clock = clock;
   }
 
@@ -69,6 +76,13 @@ final class RunAdmission {
     if (!envProblems.isEmpty()) {
       return refused(Refusal.ENV_REFUSED, running + "the environment is refused", envProblems);
     }
+    List<String> credentialProblems = minter.problems(agent.credentials());
+    if (!credentialProblems.isEmpty()) {
+      return refused(
+          Refusal.CREDENTIALS_UNAVAILABLE,
+          running + "its credentials cannot be minted here: " + credentialProblems.get(0),
+          credentialProblems);
+    }
     Optional<RunSlots.Slot> slot = slots.tryTake();
     if (slot.isEmpty()) {
       return refused(
@@ -86,7 +100,7 @@ final class RunAdmission {
       return refused(noBackend(config), running + e.getMessage(), e.attempts());
     }
     return new Admission.Admitted(
-        spec(RunIds.next(), request, agent, config), selection, slot.get());
+        spec(RunIds.next(), request, agent, config), selection, slot.get(), agent);
   }
 
   /**
@@ -149,7 +163,9 @@ final class RunAdmission {
         agent.resources(),
         ttl,
         clock.instant().plus(ttl).plus(REAP_GRACE),
-        config.requireRuntimeClass());
+        config.requireRuntimeClass(),
+        request.labels(),
+        List.of());
   }
 
   private static Refusal noBackend(SandboxConfig config) {
@@ -163,7 +179,7 @@ final class RunAdmission {
   }
 
   private static Optional<RunRefusedException> invalid(RunRequest request) {
-    List<String> problems = new ArrayList<>();
+    List<String> problems = new ArrayList<>(RunLabels.problems(request.labels()));
     if (request.command().isEmpty()) {
       problems.add("command: at least one argument is required");
     }

@@ -4,13 +4,21 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.credentials.IssuedCredential;
+import dev.agentsandbox.credentials.RunIdentity;
+import dev.agentsandbox.credentials.UnableToIssueCredentialException;
+import dev.agentsandbox.policy.config.CredentialSpec;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.store.UnableToAccessStoreException;
 import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
@@ -23,6 +31,7 @@ import java.util.concurrent.ExecutorService;
 final class RunLauncher {
   static final String LAUNCH = "agent_sandbox.launch";
   static final String REFUSED = "agent_sandbox.refused";
+  static final String CREDENTIALS_ISSUE = "agent_sandbox.credentials.issue";
 
   private final Store store;
   private final RunSettings settings;
@@ -30,6 +39,7 @@ final class RunLauncher {
   private final ExecutorService executor;
   private final ObjectMapper json;
   private final RunLifecycle lifecycle;
+  private final CredentialMinter minter;
 
   RunLauncher(
       Store store,
@@ -37,7 +47,9 @@ final class RunLauncher {
       Clock clock,
       ExecutorService executor,
       ObjectMapper json,
-      RunLifecycle lifecycle) {
+      RunLifecycle lifecycle,
+      CredentialMinter minter) {
+    this.minter = minter;
     this.store = store;
     this.settings = settings;
     this.clock = clock;
@@ -50,10 +62,32 @@ final class RunLauncher {
    * Launches the run, entered in {@code live} before its lifecycle starts. The slot is released
    * here if the run never reaches its lifecycle, else when the lifecycle retires it.
    */
-  LiveRun launch(String actor, Admission.Admitted admitted, LiveRuns live) {
+  LiveRun launch(String actor, RunRequest request, Admission.Admitted admitted, LiveRuns live) {
     RunSpec spec = admitted.spec();
+    Instant deadline = clock.instant().plus(spec.ttl());
+    List<IssuedCredential> minted;
     try {
-      Redactor redactor = new Redactor(spec.env().values());
+      // Minted before the run exists in the store: a credential that cannot be had refuses the
+      // run, like any other admission check, with nothing created.
+      minted =
+          minter.mint(
+              admitted.agent().credentials(),
+              new RunIdentity(spec.runId(), spec.agent(), spec.runLabels(), deadline));
+    } catch (UnableToIssueCredentialException | UnableToAccessStoreException e) {
+      admitted.slot().release();
+      throw refuse(
+          actor,
+          request,
+          new RunRefusedException(
+              Refusal.CREDENTIAL_REFUSED,
+              "running agent " + spec.agent() + ": " + e.getMessage(),
+              List.of(e.getMessage())));
+    }
+    spec = spec.withCredentials(minted.stream().map(c -> delivered(admitted, c)).toList());
+    try {
+      List<String> secrets = new ArrayList<>(spec.env().values());
+      minted.forEach(c -> secrets.add(c.value()));
+      Redactor redactor = new Redactor(secrets);
       RunRecord record =
           new RunRecord(
               spec.runId(),
@@ -72,7 +106,7 @@ final class RunLauncher {
               settings.instanceId());
       // The launch row is committed before anything is created (docs/architecture.md invariant
       // 10): a run the audit log does not know about never starts.
-      store.runs().insert(record);
+      store.runs().insert(record, spec.runLabels());
       store
           .audit()
           .append(
@@ -82,6 +116,17 @@ final class RunLauncher {
                   spec.agent(),
                   spec.runId(),
                   launchData(spec, admitted.selection().probe(), record, redactor)));
+      if (!minted.isEmpty()) {
+        store
+            .audit()
+            .append(
+                new AuditEvent(
+                    CREDENTIALS_ISSUE,
+                    actor,
+                    spec.agent(),
+                    spec.runId(),
+                    credentialsData(admitted, minted)));
+      }
       LiveRun run =
           new LiveRun(
               spec,
@@ -92,10 +137,11 @@ final class RunLauncher {
               new EgressRecorder(
                   spec.runId(), spec.agent(), actor, store.audit(), json, settings.decisionsKept()),
               record,
-              admitted.slot());
+              admitted.slot(),
+              admitted.agent().outputs());
       live.add(run);
       try {
-        executor.execute(() -> lifecycle.execute(run, clock.instant().plus(spec.ttl())));
+        executor.execute(() -> lifecycle.execute(run, deadline));
       } catch (RuntimeException e) {
         live.remove(run);
         throw e;
@@ -103,9 +149,32 @@ final class RunLauncher {
       return run;
     } catch (RuntimeException e) {
       // Nothing was created; a row already written stays pending and is recovered at next start.
+      minter.revoke(spec.runId());
       admitted.slot().release();
       throw e;
     }
+  }
+
+  private static RunCredential delivered(Admission.Admitted admitted, IssuedCredential c) {
+    CredentialSpec spec = admitted.agent().credentials().get(c.name());
+    return new RunCredential(c.name(), c.value(), spec.env(), c.expiresAt());
+  }
+
+  /** The {@code agent_sandbox.credentials.issue} row: names, sources and expiries, never values. */
+  private ObjectNode credentialsData(Admission.Admitted admitted, List<IssuedCredential> minted) {
+    ObjectNode data = json.createObjectNode();
+    ArrayNode list = data.putArray("credentials");
+    for (IssuedCredential c : minted) {
+      CredentialSpec spec = admitted.agent().credentials().get(c.name());
+      ObjectNode row = list.addObject();
+      row.put("name", c.name());
+      row.put("source", c.source());
+      spec.audience().ifPresent(a -> row.put("audience", a));
+      spec.command().ifPresent(a -> row.put("command", a));
+      spec.env().ifPresent(a -> row.put("env", a));
+      row.put("expires_at", c.expiresAt().toString());
+    }
+    return data;
   }
 
   /** Audits the refusal and returns it, for the caller to throw. */

@@ -25,18 +25,26 @@ final class RunLifecycle {
   static final String TIMEOUT = "agent_sandbox.timeout";
   static final String RUNTIME_MISMATCH = "agent_sandbox.runtime_mismatch";
   static final String TEARDOWN = "agent_sandbox.teardown";
+  static final String ARTIFACTS = "agent_sandbox.artifacts";
   private static final Logger LOG = LoggerFactory.getLogger(RunLifecycle.class);
 
   private final Store store;
   private final Clock clock;
   private final ObjectMapper json;
   private final Consumer<LiveRun> retire;
+  private final RunContractServices contract;
 
-  RunLifecycle(Store store, Clock clock, ObjectMapper json, Consumer<LiveRun> retire) {
+  RunLifecycle(
+      Store store,
+      Clock clock,
+      ObjectMapper json,
+      Consumer<LiveRun> retire,
+      RunContractServices contract) {
     this.store = store;
     this.clock = clock;
     this.json = json;
     this.retire = retire;
+    this.contract = contract;
   }
 
   void execute(LiveRun run, Instant deadline) {
@@ -64,6 +72,9 @@ final class RunLifecycle {
           new Completion(
               Completion.End.ERROR, OptionalInt.empty(), stage + ": " + bounded(e.getMessage()));
     }
+    // The workload has stopped (or never started): its credentials die now, before anything else.
+    revokeCredentials(run);
+    collectOutputs(run, sandbox);
     String teardownProblem = null;
     if (sandbox != null) {
       try {
@@ -143,6 +154,74 @@ final class RunLifecycle {
     store.audit().append(new AuditEvent(TEARDOWN, run.actor, run.spec.agent(), run.runId(), data));
     retire.accept(run);
     run.done.complete(record);
+  }
+
+  private void revokeCredentials(LiveRun run) {
+    try {
+      contract.credentials().revoke(run.runId());
+    } catch (RuntimeException e) {
+      // The run token still expires at the deadline; say so rather than hide it.
+      LOG.warn("run {}: revoking its token failed: {}", run.runId(), e.getMessage());
+    }
+  }
+
+  /**
+   * Reads the sandbox's output folder into artifact storage and writes the run's {@code
+   * agent_sandbox.artifacts} row, on every path: a run that never launched, a backend that does not
+   * collect, and a collection that failed are recorded as such.
+   */
+  private void collectOutputs(LiveRun run, Sandbox sandbox) {
+    ObjectNode data = json.createObjectNode();
+    data.put("collected", false);
+    try {
+      if (contract.artifacts().isEmpty()) {
+        data.put("reason", "no artifact storage is configured on this control plane");
+      } else if (sandbox == null) {
+        data.put("reason", "the sandbox was never launched");
+      } else {
+        RunContractServices.Artifacts artifacts = contract.artifacts().get();
+        java.util.Optional<java.io.InputStream> archive = sandbox.outputs();
+        if (archive.isEmpty()) {
+          data.put("reason", "the " + run.backend.name() + " backend does not collect outputs");
+        } else {
+          dev.agentsandbox.artifacts.CollectedOutputs collected;
+          try (java.io.InputStream in = archive.get()) {
+            collected =
+                artifacts
+                    .collector()
+                    .collect(
+                        run.runId(),
+                        in,
+                        dev.agentsandbox.backend.RunContract.OUT_ARCHIVE_FOLDER,
+                        new dev.agentsandbox.artifacts.OutputCaps(
+                            run.outputs.maxBytes(), run.outputs.maxFiles()));
+          }
+          data.put("collected", true);
+          data.put("store", artifacts.store().describe());
+          data.put("bytes", collected.keptBytes());
+          com.fasterxml.jackson.databind.node.ArrayNode files = data.putArray("files");
+          for (dev.agentsandbox.artifacts.StoredArtifact a : collected.kept()) {
+            files.addObject().put("path", a.path()).put("size", a.size()).put("sha256", a.sha256());
+          }
+          com.fasterxml.jackson.databind.node.ArrayNode dropped = data.putArray("dropped");
+          for (var d : collected.dropped()) {
+            dropped.addObject().put("path", d.path()).put("reason", d.reason().wireName());
+          }
+          data.put("dropped_count", collected.droppedCount());
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.warn("run {}: collecting its outputs failed: {}", run.runId(), e.getMessage());
+      data.put("collected", false);
+      data.put("reason", "collecting the outputs failed: " + bounded(e.getMessage()));
+    }
+    try {
+      store
+          .audit()
+          .append(new AuditEvent(ARTIFACTS, run.actor, run.spec.agent(), run.runId(), data));
+    } catch (RuntimeException e) {
+      LOG.error("run {}: recording its artifacts failed: {}", run.runId(), e.getMessage());
+    }
   }
 
   /** Marks runs this instance left live, or whose expiry passed, as failed. */

@@ -28,13 +28,14 @@ public final class RunService {
   private final Store store;
   private final RunSettings settings;
   private final Clock clock;
-  private final ObjectMapper json;
+  private final ObjectMapper json; // audit-row data only; the API's JSON is the server's
   private final RunAdmission admission;
   private final RunSlots slots;
   private final RunLauncher launcher;
   private final RunLifecycle lifecycle;
   private final LiveRuns live;
 
+  /** A run service whose runs get credentials and keep outputs as {@code contract} says. */
   public RunService(
       ConfigSource configs,
       BackendSelector selector,
@@ -43,22 +44,21 @@ public final class RunService {
       RunSettings settings,
       Clock clock,
       ExecutorService executor,
-      ObjectMapper json) {
+      ObjectMapper json,
+      RunContractServices contract) {
     this.store = store;
     this.settings = settings;
     this.clock = clock;
     this.json = json;
     this.live = new LiveRuns(settings.finishedRunsKept());
-    this.admission = new RunAdmission(configs, selector, operator, clock);
+    this.admission = new RunAdmission(configs, selector, operator, contract.credentials(), clock);
     this.slots = new RunSlots(settings.maxConcurrentRuns());
-    this.lifecycle = new RunLifecycle(store, clock, json, live::retire);
-    this.launcher = new RunLauncher(store, settings, clock, executor, json, lifecycle);
+    this.lifecycle = new RunLifecycle(store, clock, json, live::retire, contract);
+    this.launcher =
+        new RunLauncher(store, settings, clock, executor, json, lifecycle, contract.credentials());
   }
 
-  /**
-   * What a run of this request would create, without creating anything; see {@link
-   * RunAdmission#plan}.
-   */
+  /** What a run of this request would create, creating nothing; see {@link RunAdmission#plan}. */
   public PlanView plan(RunRequest request) {
     RunAdmission.Planned planned = admission.plan(request);
     SandboxPlan plan = planned.selection().backend().plan(planned.spec());
@@ -90,16 +90,11 @@ public final class RunService {
   private LiveRun launch(String actor, RunRequest request) {
     return switch (admission.admit(request, slots)) {
       case Admission.Refused refused -> throw launcher.refuse(actor, request, refused.refusal());
-      case Admission.Admitted admitted -> launcher.launch(actor, admitted, live);
+      case Admission.Admitted admitted -> launcher.launch(actor, request, admitted, live);
     };
   }
 
-  /**
-   * Asks a live run to stop.
-   *
-   * @return false when the run had already ended
-   * @throws RunNotFoundException when no run has the id
-   */
+  /** Asks a live run to stop; false when it had already ended, RunNotFoundException if none. */
   public boolean kill(String actor, String runId) {
     LiveRun run = live.live(runId).orElse(null);
     if (run == null) {
@@ -114,16 +109,18 @@ public final class RunService {
     return run.kill();
   }
 
+  private RunRecord stored(String runId) {
+    return (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
+        .orElseThrow(() -> new RunNotFoundException(runId));
+  }
+
   /** The run's state and, once it ended, its result. */
   public RunView view(String runId) {
     Optional<LiveRun> known = live.held(runId);
     if (known.isPresent()) {
       return RunViews.run(known.get());
     }
-    RunRecord record =
-        (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
-            .orElseThrow(() -> new RunNotFoundException(runId));
-    return RunViews.stored(json, record, store.audit());
+    return RunViews.stored(json, stored(runId), store.audit());
   }
 
   /**
@@ -135,9 +132,7 @@ public final class RunService {
     if (known.isPresent()) {
       return known.get().output;
     }
-    RunRecord record =
-        (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
-            .orElseThrow(() -> new RunNotFoundException(runId));
+    RunRecord record = stored(runId);
     // Already redacted when it was stored; a second pass with no env values changes nothing.
     RunOutput stored = new RunOutput(new Redactor(List.of()), settings.tailBytes());
     if (record.outputTail() != null) {

@@ -83,6 +83,8 @@ final class InMemoryBackend implements SandboxBackend {
   private final Map<String, Instant> expiries = new ConcurrentHashMap<>();
   private final Map<String, Integer> teardowns = new ConcurrentHashMap<>();
   private final Map<String, CountDownLatch> started = new ConcurrentHashMap<>();
+  private final Map<String, RunSpec> launched = new ConcurrentHashMap<>();
+  private final Map<String, byte[]> outputArchives = new ConcurrentHashMap<>();
   private volatile boolean available = true;
 
   InMemoryBackend(String name, Isolation isolation, Clock clock) {
@@ -95,6 +97,17 @@ final class InMemoryBackend implements SandboxBackend {
   InMemoryBackend script(String program, Script script) {
     scripts.put(program, script);
     return this;
+  }
+
+  /** Runs whose command starts with {@code program} leave this tar as their output folder. */
+  InMemoryBackend outputs(String program, byte[] tar) {
+    outputArchives.put(program, tar.clone());
+    return this;
+  }
+
+  /** The spec a run was launched with, credentials included. */
+  RunSpec launched(String runId) {
+    return launched.get(runId);
   }
 
   void available(boolean now) {
@@ -159,6 +172,7 @@ final class InMemoryBackend implements SandboxBackend {
     }
     resources.add(spec.runId());
     expiries.put(spec.runId(), spec.expiresAt());
+    launched.put(spec.runId(), spec);
     return new MemorySandbox(spec, script, listener);
   }
 
@@ -228,6 +242,14 @@ final class InMemoryBackend implements SandboxBackend {
               Completion.End.DEADLINE, OptionalInt.of(137), "killed at the deadline");
         }
       }
+    }
+
+    @Override
+    public java.util.Optional<java.io.InputStream> outputs() {
+      byte[] tar = outputArchives.get(spec.command().get(0));
+      return tar == null
+          ? java.util.Optional.empty()
+          : java.util.Optional.of(new java.io.ByteArrayInputStream(tar));
     }
 
     @Override

@@ -132,7 +132,8 @@ class RunServiceTest {
         new RunSettings("cp-1", RunSettings.DEFAULT_TAIL_BYTES, 100, maxConcurrentRuns, 16),
         Clock.systemUTC(),
         executor,
-        json);
+        json,
+        RunContractServices.basic(store, java.util.Optional.empty()));
   }
 
   private static RunRequest request(String... command) {

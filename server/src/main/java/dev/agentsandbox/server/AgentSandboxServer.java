@@ -106,7 +106,8 @@ public final class AgentSandboxServer implements AutoCloseable {
             wiring.settings(),
             Clock.systemUTC(),
             runExecutor,
-            mapper);
+            mapper,
+            wiring.contract().services(store));
     Router router =
         new Router(
             ApiRoutes.table(
@@ -117,7 +118,11 @@ public final class AgentSandboxServer implements AutoCloseable {
                 new AuditEndpoints(store, mapper),
                 new RunEndpoints(runs, mapper),
                 new BackendEndpoints(wiring.backends(), mapper),
-                ConsoleAssets.fromClasspath()));
+                ConsoleAssets.fromClasspath(),
+                new dev.agentsandbox.server.run.ArtifactEndpoints(
+                    wiring.contract().artifacts().map(a -> a.store()), store, mapper),
+                new dev.agentsandbox.server.run.TimelineEndpoints(store, mapper),
+                new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper)));
     ApiHandler handler =
         new ApiHandler(
             router,

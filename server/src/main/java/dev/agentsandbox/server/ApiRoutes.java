@@ -4,7 +4,10 @@ import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
 import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.ServerMetrics;
+import dev.agentsandbox.server.run.ArtifactEndpoints;
+import dev.agentsandbox.server.run.JwksEndpoint;
 import dev.agentsandbox.server.run.RunEndpoints;
+import dev.agentsandbox.server.run.TimelineEndpoints;
 import java.util.List;
 
 /**
@@ -30,7 +33,10 @@ final class ApiRoutes {
       AuditEndpoints audit,
       RunEndpoints runs,
       BackendEndpoints backends,
-      ConsoleAssets console) {
+      ConsoleAssets console,
+      ArtifactEndpoints artifacts,
+      TimelineEndpoints timelines,
+      JwksEndpoint jwks) {
     return List.of(
         new Route("GET", "/", null, console::page),
         new Route("GET", "/console/{name}", null, console::asset),
@@ -50,8 +56,12 @@ final class ApiRoutes {
         new Route("POST", FEATURE + "/run", Scopes.RUN, runs::run),
         new Route("POST", RUNS, Scopes.RUN, runs::start),
         new Route("GET", RUNS, Scopes.READ, runs::list),
-        new Route("GET", RUNS + "/{id}", Scopes.READ, runs::get),
+        new Route("GET", RUNS + "/{id}", Scopes.READ, runs::get, true),
         new Route("DELETE", RUNS + "/{id}", Scopes.RUN, runs::kill),
-        new Route("GET", RUNS + "/{id}/output", Scopes.READ, runs::output));
+        new Route("GET", RUNS + "/{id}/output", Scopes.READ, runs::output),
+        new Route("GET", RUNS + "/{id}/artifacts", Scopes.READ, artifacts::list),
+        new Route("GET", RUNS + "/{id}/artifacts/file", Scopes.READ, artifacts::download),
+        new Route("GET", RUNS + "/{id}/timeline", Scopes.READ, timelines::timeline),
+        new Route("GET", FEATURE + "/credentials/jwks", null, jwks::keys));
   }
 }

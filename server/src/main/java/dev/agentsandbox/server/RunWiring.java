@@ -2,6 +2,7 @@ package dev.agentsandbox.server;
 
 import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.runs.OperatorEgress;
+import dev.agentsandbox.runs.RunContractServices;
 import dev.agentsandbox.runs.RunSettings;
 import java.time.Duration;
 import java.util.List;
@@ -24,12 +25,14 @@ import org.slf4j.LoggerFactory;
  * @param reaping starts calling the given reaper pass (at once, then periodically) and returns what
  *     stops it: {@link #every} on one control plane, a Lease election where replicas share a
  *     cluster
+ * @param contract artifact storage, JWT keys and credential commands for the run contract
  */
 public record RunWiring(
     List<SandboxBackend> backends,
     OperatorEgress operator,
     RunSettings settings,
-    Function<Runnable, AutoCloseable> reaping) {
+    Function<Runnable, AutoCloseable> reaping,
+    RunContractServices.Config contract) {
   private static final Logger LOG = LoggerFactory.getLogger(RunWiring.class);
 
   public RunWiring {
@@ -37,6 +40,21 @@ public record RunWiring(
     Objects.requireNonNull(operator, "operator");
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(reaping, "reaping");
+    Objects.requireNonNull(contract, "contract");
+  }
+
+  /** Without artifact storage, JWT keys or credential commands (run tokens only). */
+  public RunWiring(
+      List<SandboxBackend> backends,
+      OperatorEgress operator,
+      RunSettings settings,
+      Function<Runnable, AutoCloseable> reaping) {
+    this(backends, operator, settings, reaping, RunContractServices.Config.NONE);
+  }
+
+  /** The same wiring with {@code contract} for artifact storage, JWT keys and commands. */
+  public RunWiring withContract(RunContractServices.Config contract) {
+    return new RunWiring(backends, operator, settings, reaping, contract);
   }
 
   /** No backends: every run is refused as backend_unavailable; config and audit still work. */

@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The append-only, hash-chained audit log. Thread-safe; appends from every thread, process and
@@ -76,7 +77,7 @@ public final class AuditLog {
     }
     long id = previousId + 1;
     Instant time = Instant.ofEpochMilli(clock.millis());
-    String dataText = CanonicalJson.write(event.data());
+    String dataText = CanonicalJson.write(withRunLabels(connection, event));
     String hash =
         AuditHash.of(
             id,
@@ -119,6 +120,26 @@ public final class AuditLog {
         CanonicalJson.read(dataText),
         previousHash,
         hash);
+  }
+
+  /**
+   * The event's data with its run's labels under {@code labels}, so that every row of a labelled
+   * run carries them inside what its hash covers; the data as given for rows of no run, of a run
+   * without labels, or that name their labels themselves.
+   */
+  private static com.fasterxml.jackson.databind.JsonNode withRunLabels(
+      Connection connection, AuditEvent event) throws SQLException {
+    if (event.runId() == null || !(event.data() instanceof ObjectNode data) || data.has("labels")) {
+      return event.data();
+    }
+    java.util.SortedMap<String, String> labels = RunRepository.labels(connection, event.runId());
+    if (labels.isEmpty()) {
+      return data;
+    }
+    ObjectNode copy = data.deepCopy();
+    ObjectNode node = copy.putObject("labels");
+    labels.forEach(node::put);
+    return copy;
   }
 
   /**
@@ -223,6 +244,12 @@ public final class AuditLog {
     if (q.runId() != null) {
       sql.append(" AND run_id = ?");
       parameters.add(q.runId());
+    }
+    for (Map.Entry<String, String> label : new java.util.TreeMap<>(q.labels()).entrySet()) {
+      sql.append(
+          " AND run_id IN (SELECT run_id FROM run_label WHERE label_key = ? AND label_value = ?)");
+      parameters.add(label.getKey());
+      parameters.add(label.getValue());
     }
     if (q.since() != null) {
       sql.append(" AND time_ms >= ?");

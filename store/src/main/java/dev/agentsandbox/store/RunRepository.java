@@ -10,8 +10,11 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /** Runs, one row each, inserted when planned and updated as they progress. Thread-safe. */
 public final class RunRepository {
@@ -29,10 +32,29 @@ public final class RunRepository {
 
   /** Stores a new run; a run id that exists already is a {@link UnableToAccessStoreException}. */
   public void insert(RunRecord run) {
+    insert(run, Map.of());
+  }
+
+  /**
+   * Stores a new run and its labels in one transaction, before any audit row of the run is
+   * appended, so that every such row carries them.
+   */
+  public void insert(RunRecord run, Map<String, String> labels) {
     Objects.requireNonNull(run, "run");
+    Objects.requireNonNull(labels, "labels");
     database.inTransaction(
         "insert run " + run.runId(),
         c -> {
+          try (PreparedStatement statement =
+              c.prepareStatement(
+                  "INSERT INTO run_label (run_id, label_key, label_value) VALUES (?, ?, ?)")) {
+            for (Map.Entry<String, String> label : new TreeMap<>(labels).entrySet()) {
+              statement.setString(1, run.runId());
+              statement.setString(2, label.getKey());
+              statement.setString(3, label.getValue());
+              statement.executeUpdate();
+            }
+          }
           try (PreparedStatement statement =
               c.prepareStatement(
                   "INSERT INTO run ("
@@ -43,6 +65,27 @@ public final class RunRepository {
           }
           return null;
         });
+  }
+
+  /** The labels the run was started with, by key; empty for a run without labels. */
+  public SortedMap<String, String> labels(String runId) {
+    Objects.requireNonNull(runId, "runId");
+    return database.read("read the labels of run " + runId, c -> labels(c, runId));
+  }
+
+  static SortedMap<String, String> labels(Connection connection, String runId) throws SQLException {
+    SortedMap<String, String> labels = new TreeMap<>();
+    try (PreparedStatement statement =
+        connection.prepareStatement(
+            "SELECT label_key, label_value FROM run_label WHERE run_id = ?")) {
+      statement.setString(1, runId);
+      try (ResultSet rows = statement.executeQuery()) {
+        while (rows.next()) {
+          labels.put(rows.getString(1), rows.getString(2));
+        }
+      }
+    }
+    return labels;
   }
 
   /** The run called {@code runId}, if stored. */

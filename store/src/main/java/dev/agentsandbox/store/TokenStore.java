@@ -32,6 +32,12 @@ public final class TokenStore {
   /** Every secret starts with this, so that scanners and people recognize a leaked one. */
   public static final String SECRET_PREFIX = "asb_";
 
+  /**
+   * The scope prefix of a run's own token: {@code agent_sandbox.run.<run id>} grants that run's own
+   * endpoints and nothing else.
+   */
+  public static final String RUN_SCOPE_PREFIX = "agent_sandbox.run.";
+
   private static final int SECRET_BYTES = 32;
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._@-]{0,99}");
   private static final Pattern SCOPE = Pattern.compile("[a-z][a-z0-9_.]{0,99}");
@@ -45,6 +51,11 @@ public final class TokenStore {
     this.database = database;
     this.clock = clock;
     this.random = random;
+  }
+
+  /** The only scope of run {@code runId}'s own token. */
+  public static String runScope(String runId) {
+    return RUN_SCOPE_PREFIX + runId;
   }
 
   /**

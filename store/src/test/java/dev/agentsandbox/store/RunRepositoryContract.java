@@ -185,4 +185,58 @@ abstract class RunRepositoryContract extends StoreTestBase {
         run.expiresAt(),
         run.owner());
   }
+
+  @Test
+  void labelsAreKeptWithTheRunAndCopiedIntoEveryAuditRowOfIt() {
+    java.util.Map<String, String> labels =
+        java.util.Map.of("owner", "alice", "example.com/task", "T-42");
+    store.runs().insert(pending("r1", START), labels);
+    store.runs().insert(pending("r2", START));
+
+    assertThat(store.runs().labels("r1")).containsExactlyEntriesOf(new java.util.TreeMap<>(labels));
+    assertThat(store.runs().labels("r2")).isEmpty();
+
+    store.audit().append(new AuditEvent("agent_sandbox.launch", "ci", "helper", "r1", null));
+    store.audit().append(new AuditEvent("agent_sandbox.exit", "ci", "helper", "r2", null));
+    store.audit().append(new AuditEvent("agent_sandbox.config.update", "ci", null, null, null));
+
+    java.util.List<AuditRow> rows = store.audit().query(AuditQuery.all(10));
+    assertThat(rows.get(0).data().get("labels").get("owner").asText()).isEqualTo("alice");
+    assertThat(rows.get(0).data().get("labels").get("example.com/task").asText()).isEqualTo("T-42");
+    assertThat(rows.get(1).data().has("labels")).isFalse();
+    assertThat(rows.get(2).data().has("labels")).isFalse();
+    // the labels are inside what the chain's hashes cover
+    assertThat(store.audit().verify().ok()).isTrue();
+  }
+
+  @Test
+  void auditQueriesFilterByEveryLabelGiven() {
+    store.runs().insert(pending("r1", START), java.util.Map.of("owner", "alice", "env", "ci"));
+    store.runs().insert(pending("r2", START), java.util.Map.of("owner", "bob", "env", "ci"));
+    for (String run : java.util.List.of("r1", "r2", "r1")) {
+      store.audit().append(new AuditEvent("agent_sandbox.launch", "ci", "helper", run, null));
+    }
+
+    assertThat(
+            store
+                .audit()
+                .query(AuditQuery.all(10).withLabels(java.util.Map.of("owner", "alice")))
+                .stream()
+                .map(AuditRow::runId))
+        .containsExactly("r1", "r1");
+    assertThat(store.audit().query(AuditQuery.all(10).withLabels(java.util.Map.of("env", "ci"))))
+        .hasSize(3);
+    assertThat(
+            store
+                .audit()
+                .query(
+                    AuditQuery.all(10).withLabels(java.util.Map.of("env", "ci", "owner", "carol"))))
+        .isEmpty();
+    // a value that looks like SQL is only ever a bound parameter
+    assertThat(
+            store
+                .audit()
+                .query(AuditQuery.all(10).withLabels(java.util.Map.of("owner", "' OR '1'='1"))))
+        .isEmpty();
+  }
 }

@@ -1,7 +1,10 @@
 package dev.agentsandbox.policy.config;
 
 import dev.agentsandbox.policy.AllowList;
+import java.util.Collections;
 import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * One agent's sandbox settings.
@@ -11,9 +14,17 @@ import java.util.Objects;
  * @param scope the instance egress policy scope that applies to this agent
  * @param ttlSeconds the run's deadline, from 1 to {@value #MAX_TTL_SECONDS}
  * @param resources resource limits
+ * @param credentials the credentials each run gets, by name, each minted for the run alone
+ * @param outputs how much of the run's {@code /workspace/out} is kept for review
  */
 public record AgentSettings(
-    AllowList allow, String image, String scope, int ttlSeconds, Resources resources) {
+    AllowList allow,
+    String image,
+    String scope,
+    int ttlSeconds,
+    Resources resources,
+    SortedMap<String, CredentialSpec> credentials,
+    OutputLimits outputs) {
   /** The hard cap on a run's lifetime: four hours. */
   public static final int MAX_TTL_SECONDS = 4 * 60 * 60;
 
@@ -28,8 +39,22 @@ public record AgentSettings(
     Objects.requireNonNull(image, "image");
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(resources, "resources");
+    credentials = Collections.unmodifiableSortedMap(new TreeMap<>(credentials));
+    credentials.forEach(
+        (name, spec) -> {
+          if (!name.equals(spec.name())) {
+            throw new IllegalArgumentException("credential " + name + " is keyed by another name");
+          }
+        });
+    Objects.requireNonNull(outputs, "outputs");
     if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
       throw new IllegalArgumentException("ttl_seconds out of range: " + ttlSeconds);
     }
+  }
+
+  /** Settings without credentials and with the default output caps. */
+  public AgentSettings(
+      AllowList allow, String image, String scope, int ttlSeconds, Resources resources) {
+    this(allow, image, scope, ttlSeconds, resources, new TreeMap<>(), OutputLimits.DEFAULT);
   }
 }

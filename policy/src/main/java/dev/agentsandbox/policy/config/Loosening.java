@@ -33,7 +33,15 @@ public record Loosening(String path, Kind kind, String detail) {
     /** An agent's cpus, memory or pids limit went up. */
     RESOURCE_RAISED,
     /** An egress policy rule became unrestricted. */
-    EGRESS_UNRESTRICTED;
+    EGRESS_UNRESTRICTED,
+    /** An agent's runs get a credential they did not get before. */
+    CREDENTIAL_ADDED,
+    /** A credential now comes from another source, another command, or for another audience. */
+    CREDENTIAL_WIDENED,
+    /** A credential is now also delivered in the environment, visible to every process. */
+    CREDENTIAL_IN_ENV,
+    /** More of a run's outputs is kept (bytes or files). */
+    OUTPUTS_RAISED;
 
     /** The name used in documents, audit rows and metric labels. */
     public String wireName() {

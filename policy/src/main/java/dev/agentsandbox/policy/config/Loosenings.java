@@ -97,6 +97,68 @@ public final class Loosenings {
     if (is.resources().pids() > was.resources().pids()) {
       raised(found, resources, "pids", was.resources().pids(), is.resources().pids());
     }
+    credentials(found, TreeReader.field(path, "credentials"), was, is);
+    String outputs = TreeReader.field(path, "outputs");
+    if (is.outputs().maxBytes() > was.outputs().maxBytes()) {
+      found.add(
+          new Loosening(
+              TreeReader.field(outputs, "max_bytes"),
+              Loosening.Kind.OUTPUTS_RAISED,
+              "raised from " + was.outputs().maxBytes() + " to " + is.outputs().maxBytes()));
+    }
+    if (is.outputs().maxFiles() > was.outputs().maxFiles()) {
+      found.add(
+          new Loosening(
+              TreeReader.field(outputs, "max_files"),
+              Loosening.Kind.OUTPUTS_RAISED,
+              "raised from " + was.outputs().maxFiles() + " to " + is.outputs().maxFiles()));
+    }
+  }
+
+  /**
+   * A credential added, or one whose source, command or audience changed (each can mint something
+   * more powerful or for another verifier), or newly delivered in the environment. Its life needs
+   * no rule of its own: every credential expires at the run's deadline, so a longer life is a
+   * raised {@code ttl_seconds}.
+   */
+  private static void credentials(
+      List<Loosening> found, String path, AgentSettings was, AgentSettings is) {
+    is.credentials()
+        .forEach(
+            (name, spec) -> {
+              String at = TreeReader.field(path, name);
+              CredentialSpec old = was.credentials().get(name);
+              if (old == null) {
+                found.add(
+                    new Loosening(
+                        at,
+                        Loosening.Kind.CREDENTIAL_ADDED,
+                        spec.source().wireName() + " credential added"));
+                return;
+              }
+              if (old.source() != spec.source()
+                  || !old.command().equals(spec.command())
+                  || !old.audience().equals(spec.audience())) {
+                found.add(
+                    new Loosening(
+                        at,
+                        Loosening.Kind.CREDENTIAL_WIDENED,
+                        describe(old) + " -> " + describe(spec)));
+              }
+              if (old.env().isEmpty() && spec.env().isPresent()) {
+                found.add(
+                    new Loosening(
+                        TreeReader.field(at, "env"),
+                        Loosening.Kind.CREDENTIAL_IN_ENV,
+                        "now also in the environment as " + spec.env().get()));
+              }
+            });
+  }
+
+  private static String describe(CredentialSpec spec) {
+    return spec.source().wireName()
+        + spec.command().map(c -> " command " + c).orElse("")
+        + spec.audience().map(a -> " for audience " + a).orElse("");
   }
 
   private static void raised(

@@ -66,6 +66,23 @@ public record SandboxConfig(
     resources.put("memory_mb", agent.resources().memoryMb());
     resources.put("pids", agent.resources().pids());
     tree.put("resources", resources);
+    Map<String, Object> credentials = new LinkedHashMap<>();
+    agent
+        .credentials()
+        .forEach(
+            (name, spec) -> {
+              Map<String, Object> c = new LinkedHashMap<>();
+              c.put("source", spec.source().wireName());
+              spec.audience().ifPresent(a -> c.put("audience", a));
+              spec.command().ifPresent(a -> c.put("command", a));
+              spec.env().ifPresent(a -> c.put("env", a));
+              credentials.put(name, c);
+            });
+    tree.put("credentials", credentials);
+    Map<String, Object> outputs = new LinkedHashMap<>();
+    outputs.put("max_bytes", agent.outputs().maxBytes());
+    outputs.put("max_files", agent.outputs().maxFiles());
+    tree.put("outputs", outputs);
     return tree;
   }
 

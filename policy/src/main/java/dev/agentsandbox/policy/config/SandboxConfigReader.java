@@ -14,9 +14,12 @@ final class SandboxConfigReader {
       orderedSet("enabled", "backend", "require_runtime_class", "agents");
   private static final Set<String> TOP_READ_ONLY = Set.of("updated_at", "updated_by");
   private static final Set<String> AGENT =
-      orderedSet("allow", "image", "scope", "ttl_seconds", "resources");
+      orderedSet("allow", "image", "scope", "ttl_seconds", "resources", "credentials", "outputs");
   private static final Set<String> AGENT_READ_ONLY = Set.of("effective_allow");
   private static final Set<String> RESOURCES = orderedSet("cpus", "memory_mb", "pids");
+  private static final Set<String> CREDENTIAL = orderedSet("source", "audience", "command", "env");
+  private static final Set<String> OUTPUTS = orderedSet("max_bytes", "max_files");
+  private static final int MAX_AUDIENCE_LENGTH = 255;
 
   /**
    * An OCI image reference: optional registry host[:port], slash-separated lower-case path
@@ -128,7 +131,10 @@ final class SandboxConfigReader {
             1,
             AgentSettings.MAX_TTL_SECONDS);
     Resources resources = resources(reader, TreeReader.field(path, "resources"), agent);
-    return new AgentSettings(allow, image, scope, ttl, resources);
+    TreeMap<String, CredentialSpec> credentials =
+        credentials(reader, TreeReader.field(path, "credentials"), agent.get("credentials"));
+    OutputLimits outputs = outputs(reader, TreeReader.field(path, "outputs"), agent.get("outputs"));
+    return new AgentSettings(allow, image, scope, ttl, resources, credentials, outputs);
   }
 
   private static Resources resources(TreeReader reader, String path, Map<String, Object> agent) {
@@ -161,6 +167,167 @@ final class SandboxConfigReader {
             d.pids(),
             Resources.MIN_PIDS,
             Resources.MAX_PIDS));
+  }
+
+  private static TreeMap<String, CredentialSpec> credentials(
+      TreeReader reader, String path, Object value) {
+    TreeMap<String, CredentialSpec> out = new TreeMap<>();
+    if (value == null) {
+      return out;
+    }
+    Map<String, Object> trees = reader.object(path, value);
+    if (trees == null) {
+      return out;
+    }
+    Set<String> envs = new java.util.HashSet<>();
+    trees.forEach(
+        (name, tree) -> {
+          String at = TreeReader.field(path, name);
+          if (!CredentialSpec.NAME.matcher(name).matches()) {
+            reader.problem(
+                at,
+                "'"
+                    + TreeReader.echo(name)
+                    + "' is not a credential name (lower-case letters, digits, '.', '_' and '-',"
+                    + " starting with a letter or digit, at most 63)");
+            return;
+          }
+          CredentialSpec spec = credential(reader, at, name, tree);
+          if (spec != null) {
+            if (spec.env().isPresent() && !envs.add(spec.env().get())) {
+              reader.problem(
+                  TreeReader.field(at, "env"),
+                  "another credential is already delivered as " + spec.env().get());
+              return;
+            }
+            out.put(name, spec);
+          }
+        });
+    long runTokens =
+        out.values().stream().filter(c -> c.source() == CredentialSpec.Source.RUN_TOKEN).count();
+    if (runTokens > 1) {
+      reader.problem(path, "at most one run-token credential (a run has one token of its own)");
+    }
+    return out;
+  }
+
+  private static CredentialSpec credential(
+      TreeReader reader, String path, String name, Object value) {
+    Map<String, Object> tree = reader.object(path, value);
+    if (tree == null) {
+      return null;
+    }
+    reader.onlyKeys(path, tree, CREDENTIAL, Set.of());
+    String sourcePath = TreeReader.field(path, "source");
+    String sourceName = reader.string(sourcePath, tree.get("source"));
+    if (sourceName == null) {
+      if (tree.get("source") == null) {
+        reader.problem(sourcePath, "missing (run-token, jwt or command)");
+      }
+      return null;
+    }
+    java.util.Optional<CredentialSpec.Source> source =
+        CredentialSpec.Source.fromWireName(sourceName);
+    if (source.isEmpty()) {
+      reader.problem(
+          sourcePath,
+          "'"
+              + TreeReader.echo(sourceName)
+              + "' is not a credential source (run-token, jwt or"
+              + " command)");
+      return null;
+    }
+    java.util.Optional<String> audience = java.util.Optional.empty();
+    java.util.Optional<String> command = java.util.Optional.empty();
+    java.util.Optional<String> env = java.util.Optional.empty();
+    boolean ok = true;
+    String audiencePath = TreeReader.field(path, "audience");
+    if (source.get() == CredentialSpec.Source.JWT) {
+      String raw = reader.string(audiencePath, tree.get("audience"));
+      if (raw == null
+          || raw.isBlank()
+          || raw.length() > MAX_AUDIENCE_LENGTH
+          || !raw.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+        reader.problem(
+            audiencePath,
+            "a jwt credential needs an audience: the verifier's name or URL, printable, no spaces,"
+                + " at most "
+                + MAX_AUDIENCE_LENGTH
+                + " characters");
+        ok = false;
+      } else {
+        audience = java.util.Optional.of(raw);
+      }
+    } else if (tree.get("audience") != null) {
+      reader.problem(audiencePath, "only jwt credentials have an audience");
+      ok = false;
+    }
+    String commandPath = TreeReader.field(path, "command");
+    if (source.get() == CredentialSpec.Source.COMMAND) {
+      String raw = reader.string(commandPath, tree.get("command"));
+      if (raw == null || !reader.checkName(commandPath, raw)) {
+        if (raw == null && tree.get("command") == null) {
+          reader.problem(
+              commandPath,
+              "a command credential names a credential command the operator registered"
+                  + " (serve --credential-command NAME=PATH)");
+        }
+        ok = false;
+      } else {
+        command = java.util.Optional.of(raw);
+      }
+    } else if (tree.get("command") != null) {
+      reader.problem(commandPath, "only command credentials name a command");
+      ok = false;
+    }
+    if (tree.get("env") != null) {
+      String envPath = TreeReader.field(path, "env");
+      String raw = reader.string(envPath, tree.get("env"));
+      if (raw == null) {
+        ok = false;
+      } else if (!CredentialSpec.ENV.matcher(raw).matches()) {
+        reader.problem(
+            envPath,
+            "'" + TreeReader.echo(raw) + "' is not an environment variable name (A-Z, 0-9, _)");
+        ok = false;
+      } else if (dev.agentsandbox.policy.run.EnvScreen.keyRefusal(raw).isPresent()) {
+        reader.problem(
+            envPath,
+            raw
+                + " would undo the sandbox's fence ("
+                + dev.agentsandbox.policy.run.EnvScreen.keyRefusal(raw).get()
+                + ")");
+        ok = false;
+      } else {
+        env = java.util.Optional.of(raw);
+      }
+    }
+    return ok ? new CredentialSpec(name, source.get(), audience, command, env) : null;
+  }
+
+  private static OutputLimits outputs(TreeReader reader, String path, Object value) {
+    if (value == null) {
+      return OutputLimits.DEFAULT;
+    }
+    Map<String, Object> tree = reader.object(path, value);
+    if (tree == null) {
+      return OutputLimits.DEFAULT;
+    }
+    reader.onlyKeys(path, tree, OUTPUTS, Set.of());
+    OutputLimits d = OutputLimits.DEFAULT;
+    return new OutputLimits(
+        reader.wholeNumber(
+            TreeReader.field(path, "max_bytes"),
+            tree.get("max_bytes"),
+            (int) d.maxBytes(),
+            0,
+            (int) OutputLimits.MAX_BYTES),
+        reader.wholeNumber(
+            TreeReader.field(path, "max_files"),
+            tree.get("max_files"),
+            d.maxFiles(),
+            0,
+            OutputLimits.MAX_FILES));
   }
 
   static Set<String> orderedSet(String... names) {

@@ -74,6 +74,14 @@ public final class EnvScreen {
     return List.copyOf(problems);
   }
 
+  /**
+   * Why a variable named {@code key} may not be set for a workload whatever its value (a proxy,
+   * loader or reserved name), or empty when it may.
+   */
+  public static java.util.Optional<String> keyRefusal(String key) {
+    return java.util.Optional.ofNullable(refusal(key, ""));
+  }
+
   private static String refusal(String key, String value) {
     if (key.isEmpty() || key.length() > MAX_KEY_LENGTH || !KEY.matcher(key).matches()) {
       return "a key must be letters, digits and underscores, not starting with a digit, at most "

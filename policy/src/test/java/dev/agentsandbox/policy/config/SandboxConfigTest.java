@@ -43,7 +43,11 @@ class SandboxConfigTest {
                         "ttl_seconds",
                         900,
                         "resources",
-                        Map.of("cpus", 1.0, "memory_mb", 512, "pids", 256)))));
+                        Map.of("cpus", 1.0, "memory_mb", 512, "pids", 256),
+                        "credentials",
+                        Map.of(),
+                        "outputs",
+                        Map.of("max_bytes", 16L << 20, "max_files", 100)))));
   }
 
   @Test

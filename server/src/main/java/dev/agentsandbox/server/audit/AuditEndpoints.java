@@ -37,7 +37,7 @@ public final class AuditEndpoints {
   static final int MAX_EXPORT_LIMIT = 100_000;
 
   private static final Set<String> PARAMS =
-      Set.of("type", "agent", "run", "since", "after_id", "limit");
+      Set.of("type", "agent", "run", "since", "after_id", "limit", "label");
   private static final Pattern RELATIVE = Pattern.compile("([0-9]{1,6})([smhd])");
 
   private final Store store;
@@ -90,7 +90,31 @@ public final class AuditEndpoints {
         blankToNull(q.get("run")),
         since(blankToNull(q.get("since")), Instant.now()),
         afterId(blankToNull(q.get("after_id"))),
-        limit(blankToNull(q.get("limit")), defaultLimit, maxLimit));
+        limit(blankToNull(q.get("limit")), defaultLimit, maxLimit),
+        labels(blankToNull(q.get("label"))));
+  }
+
+  /**
+   * {@code label=k=v} or {@code label=k1=v1,k2=v2}: rows of runs carrying every one of these
+   * labels. Checked with the run label grammar, so a filter that no run could match is refused.
+   */
+  private static Map<String, String> labels(String raw) {
+    if (raw == null) {
+      return Map.of();
+    }
+    Map<String, String> labels = new LinkedHashMap<>();
+    for (String pair : raw.split(",", -1)) {
+      int eq = pair.indexOf('=');
+      if (eq <= 0) {
+        throw ApiException.badRequest("label must be key=value pairs separated by commas");
+      }
+      labels.put(pair.substring(0, eq), pair.substring(eq + 1));
+    }
+    List<String> problems = dev.agentsandbox.policy.run.RunLabels.problems(labels);
+    if (!problems.isEmpty() && problems.stream().noneMatch(p -> p.contains("the sandbox's own"))) {
+      throw ApiException.badRequest("label: " + problems.get(0));
+    }
+    return labels;
   }
 
   private static String blankToNull(String value) {

@@ -65,7 +65,8 @@ public final class ApiHandler implements HttpHandler {
         principal =
             authenticator.authorize(
                 Optional.ofNullable(exchange.getRequestHeaders().getFirst("Authorization")),
-                route.scope());
+                route.scope(),
+                route.runSelf() ? Optional.ofNullable(match.params().get("id")) : Optional.empty());
         actor = principal.name();
       }
       Request request = new Request(exchange, match.params(), mapper, maxBodyBytes, principal);

@@ -22,6 +22,14 @@ public final class Authenticator {
    *     403 naming the scope when the token lacks it
    */
   public TokenInfo authorize(Optional<String> authorization, String scope) {
+    return authorize(authorization, scope, Optional.empty());
+  }
+
+  /**
+   * Like {@link #authorize(Optional, String)}, and also accepts the own token of run {@code runId}
+   * (scope {@code agent_sandbox.run.<runId>}) in place of {@code scope}.
+   */
+  public TokenInfo authorize(Optional<String> authorization, String scope, Optional<String> runId) {
     String header = authorization.orElse("").trim();
     if (header.isEmpty()) {
       throw new ApiException(
@@ -48,6 +56,9 @@ public final class Authenticator {
                         "invalid_token",
                         "authenticate: the token is unknown, revoked or expired (create one with"
                             + " agent-sandbox token create)"));
+    if (runId.isPresent() && token.scopes().contains(TokenStore.runScope(runId.get()))) {
+      return token;
+    }
     requireScope(token, scope);
     return token;
   }

@@ -146,7 +146,9 @@ public final class ErrorMapper {
       case AGENT_NOT_LISTED -> 404;
       case SANDBOXES_DISABLED -> 409;
       case TOO_MANY_RUNS -> 429;
-      case BACKEND_UNAVAILABLE, RUNTIME_CLASS_REQUIRED -> 503;
+      case BACKEND_UNAVAILABLE, RUNTIME_CLASS_REQUIRED, CREDENTIALS_UNAVAILABLE -> 503;
+      // The service that mints the credential answered, and its answer was refused.
+      case CREDENTIAL_REFUSED -> 502;
     };
   }
 }

@@ -17,7 +17,7 @@ import java.util.Set;
  * path; unknown fields are refused, so a typo such as {@code "cmd"} is not silently ignored.
  */
 final class RunRequestReader {
-  private static final Set<String> FIELDS = Set.of("agent", "command", "env");
+  private static final Set<String> FIELDS = Set.of("agent", "command", "env", "labels");
 
   private RunRequestReader() {}
 
@@ -30,7 +30,8 @@ final class RunRequestReader {
     while (names.hasNext()) {
       String name = names.next();
       if (!FIELDS.contains(name)) {
-        problems.add(problem(Echo.bounded(name), "unknown field (known: agent, command, env)"));
+        problems.add(
+            problem(Echo.bounded(name), "unknown field (known: agent, command, env, labels)"));
       }
     }
     String agent = "";
@@ -57,29 +58,37 @@ final class RunRequestReader {
         }
       }
     }
-    Map<String, String> env = new LinkedHashMap<>();
-    JsonNode envNode = body.get("env");
-    if (envNode != null && !envNode.isNull()) {
-      if (!envNode.isObject()) {
-        problems.add(problem("env", "must be an object of string values"));
+    Map<String, String> env = strings(body, "env", problems);
+    Map<String, String> labels = strings(body, "labels", problems);
+    if (!problems.isEmpty()) {
+      throw invalid(problems);
+    }
+    return new RunRequest(agent, command, env, labels);
+  }
+
+  /** An optional object of string values ({@code env}, {@code labels}). */
+  private static Map<String, String> strings(
+      JsonNode body, String field, List<Map<String, String>> problems) {
+    Map<String, String> values = new LinkedHashMap<>();
+    JsonNode node = body.get(field);
+    if (node != null && !node.isNull()) {
+      if (!node.isObject()) {
+        problems.add(problem(field, "must be an object of string values"));
       } else {
-        envNode
-            .fields()
+        node.fields()
             .forEachRemaining(
                 e -> {
                   if (!e.getValue().isTextual()) {
                     problems.add(
-                        problem("env." + Echo.bounded(e.getKey()), "the value must be a string"));
+                        problem(
+                            field + "." + Echo.bounded(e.getKey()), "the value must be a string"));
                   } else {
-                    env.put(e.getKey(), e.getValue().asText());
+                    values.put(e.getKey(), e.getValue().asText());
                   }
                 });
       }
     }
-    if (!problems.isEmpty()) {
-      throw invalid(problems);
-    }
-    return new RunRequest(agent, command, env);
+    return values;
   }
 
   private static Map<String, String> problem(String path, String message) {

@@ -96,7 +96,8 @@ class RunJsonTest {
                 render.list(List.of(record(RunStatus.PENDING, null, null, null)))))
         .isEqualTo(
             "{\"runs\":[{\"run_id\":\"r1\",\"agent\":\"helper\",\"status\":\"pending\","
-                + "\"backend\":\"docker\",\"created_at\":\"2026-01-01T00:00:00Z\","
+                + "\"exit_status\":null,\"backend\":\"docker\","
+                + "\"created_at\":\"2026-01-01T00:00:00Z\",\"started_at\":null,"
                 + "\"ended_at\":null}]}");
   }
 

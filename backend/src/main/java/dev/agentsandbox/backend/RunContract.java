@@ -1,0 +1,28 @@
+package dev.agentsandbox.backend;
+
+/**
+ * What a workload can count on inside every backend's sandbox, besides its command and the proxy
+ * variables: its credentials as files, a writable workspace, and an output folder collected for
+ * review when the run ends. Each backend documents how it provides these (docs/runs.md).
+ */
+public final class RunContract {
+  /** Where the run's credentials are, one read-only file each, on a tmpfs. */
+  public static final String CREDENTIALS_DIR = "/run/agent-sandbox/credentials";
+
+  /** The workload's writable working folder. */
+  public static final String WORKSPACE = "/workspace";
+
+  /** The folder whose files are collected into artifact storage when the run ends. */
+  public static final String OUT_DIR = "/workspace/out";
+
+  /** The variable that names {@link #OUT_DIR} to the workload. */
+  public static final String OUT_ENV = "AGENT_SANDBOX_OUT";
+
+  /** The variable that names {@link #CREDENTIALS_DIR} to the workload. */
+  public static final String CREDENTIALS_ENV = "AGENT_SANDBOX_CREDENTIALS";
+
+  /** The top folder name of the archive {@link Sandbox#outputs()} returns. */
+  public static final String OUT_ARCHIVE_FOLDER = "out";
+
+  private RunContract() {}
+}

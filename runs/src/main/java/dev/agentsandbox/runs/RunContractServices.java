@@ -1,0 +1,70 @@
+package dev.agentsandbox.runs;
+
+import dev.agentsandbox.artifacts.ArtifactStore;
+import dev.agentsandbox.artifacts.OutputCollector;
+import dev.agentsandbox.store.Store;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What the run service needs beyond backends to honour the run contract: minting each run's
+ * credentials, and keeping its outputs for review.
+ *
+ * @param credentials mints and revokes run credentials
+ * @param artifacts where outputs are kept, with the collector that reads them; empty when the
+ *     operator configured no artifact storage (each run's artifacts row then says so)
+ */
+public record RunContractServices(CredentialMinter credentials, Optional<Artifacts> artifacts) {
+  public RunContractServices {
+    Objects.requireNonNull(credentials, "credentials");
+    Objects.requireNonNull(artifacts, "artifacts");
+  }
+
+  /**
+   * An artifact store and its collector.
+   *
+   * @param store where outputs are kept
+   * @param collector reads a sandbox's output archive into {@code store}
+   */
+  public record Artifacts(ArtifactStore store, OutputCollector collector) {
+    /** A store with a collector spooling under {@code spool}. */
+    public static Artifacts of(ArtifactStore store, Path spool) {
+      return new Artifacts(store, new OutputCollector(store, spool));
+    }
+  }
+
+  /**
+   * What the operator configured for the run contract on this control plane.
+   *
+   * @param artifacts where outputs are kept, if anywhere
+   * @param jwt the JWT issuer, when signing keys are configured
+   * @param commands registered credential commands by name
+   */
+  public record Config(
+      Optional<Artifacts> artifacts,
+      Optional<dev.agentsandbox.credentials.JwtIssuer> jwt,
+      Map<String, dev.agentsandbox.credentials.CommandIssuer> commands) {
+    public Config {
+      Objects.requireNonNull(artifacts, "artifacts");
+      Objects.requireNonNull(jwt, "jwt");
+      commands = Map.copyOf(commands);
+    }
+
+    /** No artifact storage, no JWT keys, no commands: run tokens only. */
+    public static final Config NONE = new Config(Optional.empty(), Optional.empty(), Map.of());
+
+    /** The services over {@code store}. */
+    public RunContractServices services(Store store) {
+      return new RunContractServices(
+          new CredentialMinter(store.tokens(), jwt, commands), artifacts);
+    }
+  }
+
+  /** Run tokens only (no JWT keys, no commands), outputs kept in {@code artifacts} if given. */
+  public static RunContractServices basic(Store store, Optional<Artifacts> artifacts) {
+    return new RunContractServices(
+        new CredentialMinter(store.tokens(), Optional.empty(), Map.of()), artifacts);
+  }
+}
