@@ -35,7 +35,7 @@ import java.util.function.Predicate;
  * (on this backend's own clock) with {@code DEADLINE}, teardown is idempotent, a failed launch
  * leaves nothing. Thread-safe.
  */
-final class InMemoryBackend implements SandboxBackend {
+class InMemoryBackend implements SandboxBackend {
   /** How a scripted workload behaves. */
   enum Ending {
     /** Writes its output and decisions, then exits with the status. */
@@ -140,6 +140,12 @@ final class InMemoryBackend implements SandboxBackend {
   @Override
   public String name() {
     return name;
+  }
+
+  /** Records the credentials it is given, as a delivering backend would hand them over. */
+  @Override
+  public boolean deliversCredentials() {
+    return true;
   }
 
   @Override

@@ -217,6 +217,11 @@ class RunContractApiTest {
     }
 
     @Override
+    public boolean deliversCredentials() {
+      return true;
+    }
+
+    @Override
     public Probe probe() {
       return new Probe("docker", true, Isolation.CONTAINER, "runc", "held by the test");
     }
