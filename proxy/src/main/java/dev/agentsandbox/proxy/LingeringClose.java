@@ -44,7 +44,16 @@ final class LingeringClose extends ChannelInboundHandlerAdapter {
                 client.close();
               }
             });
+    // Read on explicitly as well as by auto-read: the connection's back-pressure (Flow) may turn
+    // auto-read off again when the request's forwarder ends, which would stop the draining and
+    // leave the client blocked on its body until the time-out, then reset.
     client.config().setAutoRead(true);
+    client.read();
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    ctx.read();
   }
 
   @Override
