@@ -7,8 +7,10 @@
 #   --targets LIST   comma-separated subset of direct,agent-sandbox,squid,tinyproxy (default: all)
 #   --out FILE       also write the machine facts and the table to FILE (markdown)
 # Environment:
-#   PROXY_JAVA_OPTS  JVM flags for our proxy (default: the proxy image's flags, capped at 256 MiB
-#                    like the Docker backend's default proxy container)
+#   PROXY_JAVA_OPTS  JVM flags for our proxy (default: the proxy image's PROXY_JVM_FLAGS, capped at
+#                    256 MiB like the Docker backend's default proxy container; not its AOT cache,
+#                    which only fits the image's own runtime and jar: bench/proxy-image-start.py
+#                    measures the image's start)
 #   JAVA_HOME        a JDK >= 21 (otherwise one is looked for under /usr/lib/jvm)
 #   PROXY_JAR        benchmark this proxy jar instead of building proxy/ (e.g. a candidate fix)
 #   PROXY_LABEL      its column name in the table (default: agent-sandbox)
@@ -22,7 +24,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=()
 TARGETS=direct,agent-sandbox,squid,tinyproxy
 OUT=
-: "${PROXY_JAVA_OPTS:=-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:MaxRAMPercentage=70 -Xshare:auto -XX:MaxRAM=256m}"
+: "${PROXY_JAVA_OPTS:=-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k -XX:MaxRAMPercentage=70 -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=24m -XX:MaxRAM=256m}"
 
 die() { echo "proxy-bench: $*" >&2; exit 1; }
 log() { echo "proxy-bench: $*" >&2; }

@@ -10,9 +10,11 @@ For each runtime it measures, over N runs each (after one warm-up):
 Only loopback and the local Docker daemon are used. Every loop is bounded.
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -80,28 +82,71 @@ def bare_whole(runtime):
     return time.monotonic() - start
 
 
+class VmmRss:
+    """Samples the resident memory of every QEMU process (the microVM backend's VMMs) while on."""
+
+    def __init__(self):
+        self.peak_kb = 0
+        self.samples_kb = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.wait(0.2):
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open("/proc/%s/comm" % pid) as f:
+                        if not f.read().startswith("qemu-system"):
+                            continue
+                    with open("/proc/%s/status" % pid) as f:
+                        for line in f:
+                            if line.startswith("VmRSS:"):
+                                kb = int(line.split()[1])
+                                self.samples_kb.append(kb)
+                                self.peak_kb = max(self.peak_kb, kb)
+                except OSError:
+                    continue
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(5)
+
+
 def median_ms(samples):
     return round(statistics.median(samples) * 1000)
 
 
 def main():
     url, token, agent, runtime, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-    # One warm-up of each, not counted: image layers and the JVM's first requests.
+    # The bare `docker run` to compare with: the same runtime, or (for a microVM) runc.
+    bare = sys.argv[6] if len(sys.argv) > 6 else runtime
+    # One warm-up of each, not counted: image layers, the cached root disk, the JVM's first requests.
     sandboxed_whole(url, token, agent)
-    bare_whole(runtime)
+    bare_whole(bare)
     rows = {"sandboxed_first": [], "sandboxed_whole": [], "bare_first": [], "bare_whole": []}
     used = None
-    for _ in range(runs):
-        rows["bare_first"].append(bare_first_output(runtime))
-        rows["bare_whole"].append(bare_whole(runtime))
-        rows["sandboxed_first"].append(sandboxed_first_output(url, token, agent))
-        elapsed, used = sandboxed_whole(url, token, agent)
-        rows["sandboxed_whole"].append(elapsed)
+    with VmmRss() as rss:
+        for _ in range(runs):
+            rows["bare_first"].append(bare_first_output(bare))
+            rows["bare_whole"].append(bare_whole(bare))
+            rows["sandboxed_first"].append(sandboxed_first_output(url, token, agent))
+            elapsed, used = sandboxed_whole(url, token, agent)
+            rows["sandboxed_whole"].append(elapsed)
     if used != runtime:
         raise RuntimeError("the sandbox ran under %s, not %s" % (used, runtime))
     out = {k: median_ms(v) for k, v in rows.items()}
     out["runtime"] = runtime
+    out["bare_runtime"] = bare
     out["runs"] = runs
+    if rss.samples_kb:
+        out["vmm_rss_peak_mb"] = round(rss.peak_kb / 1024)
+        out["vmm_rss_median_mb"] = round(statistics.median(rss.samples_kb) / 1024)
     out["whole_ratio"] = round(out["sandboxed_whole"] / out["bare_whole"], 2)
     print(json.dumps(out))
 

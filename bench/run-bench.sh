@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Sandboxed runs against bare `docker run --rm` of the same image and command, for runc and (when
-# the daemon has it) runsc: median launch-to-first-output and whole-run time over N runs.
-#   bench/run-bench.sh [RUNS]        (default 10; needs a Docker daemon and images/build.sh's images)
+# the daemon has it) runsc, and the microVM backend (software emulation here, `qemu-tcg`, beside
+# bare runc; its column adds the VMM's resident memory): median launch-to-first-output and
+# whole-run time over N runs.
+#   bench/run-bench.sh [RUNS [COLUMN...]]   (RUNS default 10; COLUMNs among runc runsc qemu-tcg,
+#                                     default all; needs a Docker daemon and images/build.sh's
+#                                     images; the microVM column needs install-host.sh's guest kernel)
 # Prints one JSON line per runtime; the numbers go to docs/benchmarks.md by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/jdk.sh
 asb_find_jdk runtime
 RUNS=${1:-10}
+shift $(( $# > 0 ? 1 : 0 ))
+COLUMNS=" ${*:-runc runsc qemu-tcg} "
+wanted() { [[ "$COLUMNS" == *" $1 "* ]]; }
 JAR=cli/target/agent-sandbox.jar
 [ -f "$JAR" ] || { asb_find_jdk jdk; ./mvnw -B -q -pl cli -am package -DskipTests; }
 docker image inspect agent-sandbox/workload:dev agent-sandbox/proxy:dev >/dev/null 2>&1 ||
@@ -24,14 +31,15 @@ stop_serve() {
 }
 trap 'stop_serve; rm -rf "$WORK"' EXIT
 
-# bench RUNTIME GVISOR_NAME: a fresh control plane whose Docker backend looks for gVisor under
-# GVISOR_NAME (a name the daemon lacks means runc), one agent, then the driver.
+# bench RUNTIME GVISOR_NAME [BACKEND ACCEL BARE]: a fresh control plane whose Docker backend looks
+# for gVisor under GVISOR_NAME (a name the daemon lacks means runc) and whose microVM backend uses
+# ACCEL (default off), one agent on BACKEND (default docker), then the driver.
 bench() {
-  local runtime=$1 gvisor=$2 dir="$WORK/$1" url=
+  local runtime=$1 gvisor=$2 backend=${3:-docker} accel=${4:-off} bare=${5:-$1} dir="$WORK/$1" url=
   mkdir -p "$dir"
   "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$JAR" serve --listen 127.0.0.1:0 \
     --db "jdbc:sqlite:$dir/store.db" --data-dir "$dir" --instance-id "bench-$runtime-$$" \
-    --docker-gvisor-runtime "$gvisor" >"$dir/serve.log" 2>&1 &
+    --docker-gvisor-runtime "$gvisor" --microvm-accel "$accel" >"$dir/serve.log" 2>&1 &
   SERVE_PID=$!
   for _ in $(seq 1 240); do
     url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$dir/serve.log" | head -n 1)
@@ -44,14 +52,25 @@ bench() {
   token=$(cat "$dir/admin-token")
   curl -sSf -X PUT "$url/api/admin/platform/agent-sandbox" -H "Authorization: Bearer $token" \
     -H 'Content-Type: application/json' \
-    -d '{"enabled": true, "backend": "docker", "reason": "bench", "agents": {"bench": {"allow": [], "image": "agent-sandbox/workload:dev", "ttl_seconds": 120}}}' >/dev/null
-  python3 bench/run-bench.py "$url" "$token" bench "$runtime" "$RUNS"
+    -d '{"enabled": true, "backend": "'"$backend"'", "reason": "bench", "agents": {"bench": {"allow": [], "image": "agent-sandbox/workload:dev", "ttl_seconds": 300}}}' >/dev/null
+  python3 bench/run-bench.py "$url" "$token" bench "$runtime" "$RUNS" "$bare"
   stop_serve
 }
 
-bench runc no-such-runtime
-if docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+if wanted runc; then
+  bench runc no-such-runtime
+fi
+if ! wanted runsc; then
+  :
+elif docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
   bench runsc runsc
 else
   echo '{"runtime": "runsc", "skipped": "the daemon has no runsc runtime"}'
+fi
+if ! wanted qemu-tcg; then
+  :
+elif [ -f /var/lib/agent-sandbox/microvm/kernel/vmlinuz ] && command -v qemu-system-x86_64 >/dev/null; then
+  bench qemu-tcg no-such-runtime microvm tcg runc
+else
+  echo '{"runtime": "qemu-tcg", "skipped": "no guest kernel or QEMU (scripts/install-host.sh)"}'
 fi

@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
 # Builds the Docker backend's local images without any registry, by `docker import` of root
 # filesystems assembled from this host's files:
-#   agent-sandbox/proxy:dev     a jlink'd Java runtime (only the modules the proxy needs, with a CDS
-#                               archive so it starts fast), the shaded proxy jar, busybox for the
+#   agent-sandbox/proxy:dev     a jlink'd Java runtime (only the modules the proxy needs), the JDK's AOT
+#                               cache of the proxy trained at build time, the shaded proxy jar, busybox for the
 #                               one-line launcher that writes the run's policy file
 #   agent-sandbox/workload:dev  busybox and curl, the tools the integration tests use inside a sandbox
 # Usage: images/build.sh [proxy|workload]...   (both when no argument is given)
 #        AGENT_SANDBOX_PROXY_JAR=path/to/agent-sandbox-proxy.jar images/build.sh proxy   (a given jar)
+#        AGENT_SANDBOX_PROXY_IMAGE=agent-sandbox/proxy:candidate images/build.sh proxy   (another tag)
 # Needs: docker, busybox-static (apt), curl, a JDK >= 21 (JAVA_HOME or /usr/lib/jvm/temurin-25-*).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PROXY_IMAGE=${AGENT_SANDBOX_PROXY_IMAGE:-agent-sandbox/proxy:dev}
 WORK=$(mktemp -d /tmp/agent-sandbox-images.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+# The AOT training's container and staging image, removed also when the build is interrupted.
+TRAINING_CONTAINER=agent-sandbox-aot-training-$$
+TRAINING_IMAGE=agent-sandbox/proxy:aot-training-$$
+cleanup() {
+  if [ -n "${TRAINING_STARTED:-}" ]; then
+    docker rm -f "$TRAINING_CONTAINER" >/dev/null 2>&1 || true
+    docker rmi "$TRAINING_IMAGE" >/dev/null 2>&1 || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
 
 log() { printf 'images: %s\n' "$*" >&2; }
 die() { printf 'images: %s\n' "$*" >&2; exit 1; }
@@ -121,18 +133,77 @@ set -e
 umask 077
 printf '%s' "$AGENT_SANDBOX_PROXY_POLICY" >/tmp/policy.json
 unset AGENT_SANDBOX_PROXY_POLICY
-exec /opt/java/bin/java -XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:MaxRAMPercentage=70 \
-  -Xshare:auto -jar /opt/proxy/agent-sandbox-proxy.jar --policy /tmp/policy.json "$@"
+exec /opt/java/bin/java $PROXY_JVM_FLAGS -XX:AOTCache=/opt/proxy/proxy.aot \
+  -jar /opt/proxy/agent-sandbox-proxy.jar --policy /tmp/policy.json "$@"
 SH
+  sed -i "s|\$PROXY_JVM_FLAGS|$PROXY_JVM_FLAGS|" "$rootfs/opt/proxy/start"
   chmod 755 "$rootfs/opt/proxy/start"
+  train_aot_cache "$rootfs"
   tar -C "$rootfs" --numeric-owner -c . | docker import \
     -c 'ENV PATH=/opt/java/bin:/bin' \
     -c 'USER 65534:65534' \
     -c 'WORKDIR /tmp' \
     -c 'ENTRYPOINT ["/opt/proxy/start"]' \
     -m 'agent-sandbox egress proxy' \
-    - agent-sandbox/proxy:dev >/dev/null
-  log "built agent-sandbox/proxy:dev ($(du -sh "$rootfs" | cut -f1))"
+    - "$PROXY_IMAGE" >/dev/null
+  log "built $PROXY_IMAGE ($(du -sh "$rootfs" | cut -f1))"
+}
+
+# The proxy's JVM flags, the same for the training run and the launcher (an AOT cache is only used
+# by a JVM whose GC and heap mode match the one that wrote it). Sized for one run's proxy: a few
+# hundred connections need a few MiB of heap (the heap cap stays at 70 % of the container limit);
+# C1 only, one compiler thread, a small code cache, 512 KiB thread stacks.
+PROXY_JVM_FLAGS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k -XX:MaxRAMPercentage=70 -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=24m"
+
+# Writes the JDK's AOT cache of the proxy (classes loaded and linked, JDK 24+ JEP 483) into the
+# root filesystem: a training run inside a staging image, so that the java binary and the jar have
+# the paths and timestamps the final image gives them. The training starts the proxy with a
+# loopback-only policy, sends it an allowed and a refused request of each kind (to a busybox nc
+# upstream on loopback, no network: --network none) and stops it; the JVM writes the cache on
+# exit. A JVM that cannot use the cache (another JDK build) warns and starts without it.
+train_aot_cache() {
+  local rootfs=$1 out=$WORK/aot
+  mkdir -p "$out"
+  chmod 777 "$out"
+  TRAINING_STARTED=1
+  tar -C "$rootfs" --numeric-owner -c . \
+    | docker import -m 'agent-sandbox proxy AOT training' - "$TRAINING_IMAGE" >/dev/null
+  cat >"$out/train.sh" <<SH
+#!/bin/sh
+cd /tmp
+printf '%s' '{"listen":"127.0.0.1:3128","allow":["a.test:8080","a.test:8081"],"internal_cidrs":["127.0.0.1/32"],
+ "hosts":{"a.test":["127.0.0.1"],"b.test":["127.0.0.1"]},"run_id":"aot-training","decisions":"-"}' >policy.json
+printf 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok' | timeout 60 nc -l -p 8080 >/dev/null &
+timeout 60 nc -l -p 8081 >/dev/null </dev/null &
+/opt/java/bin/java $PROXY_JVM_FLAGS -XX:AOTCacheOutput=/aot/proxy.aot \
+  -jar /opt/proxy/agent-sandbox-proxy.jar --policy policy.json >/aot/java.log 2>&1 &
+java=\$!
+for i in \$(seq 1 600); do grep -q 'ready on' /aot/java.log && break; sleep 0.1; done
+http_proxy=http://127.0.0.1:3128 timeout 20 wget -q -O /dev/null http://a.test:8080/ || true
+http_proxy=http://127.0.0.1:3128 timeout 20 wget -q -O /dev/null http://b.test:8080/ || true
+printf 'CONNECT a.test:8081 HTTP/1.1\r\nHost: a.test:8081\r\n\r\nhello' | timeout 20 nc 127.0.0.1 3128 >/dev/null || true
+printf 'CONNECT b.test:8081 HTTP/1.1\r\nHost: b.test:8081\r\n\r\n' | timeout 20 nc 127.0.0.1 3128 >/dev/null || true
+kill -TERM \$java
+wait \$java
+exit 0
+SH
+  chmod 755 "$out/train.sh"
+  local status=0
+  # 1 GiB: the JVM that writes the cache is a second JVM beside the trained one.
+  timeout 600 docker run --name "$TRAINING_CONTAINER" --network none --user 65534:65534 --memory 1g \
+    --label agent-sandbox.image-build=aot-training \
+    -v "$out:/aot" --entrypoint /bin/sh "$TRAINING_IMAGE" /aot/train.sh >"$out/docker.log" 2>&1 \
+    || status=$?
+  docker rm -f "$TRAINING_CONTAINER" >/dev/null 2>&1 || true
+  docker rmi "$TRAINING_IMAGE" >/dev/null 2>&1 || true
+  TRAINING_STARTED=
+  if [ "$status" != 0 ] || [ ! -s "$out/proxy.aot" ]; then
+    cat "$out/docker.log" "$out/java.log" >&2 2>/dev/null || true
+    die "building the proxy image: the AOT training run wrote no cache (exit $status; its output is above)"
+  fi
+  cp "$out/proxy.aot" "$rootfs/opt/proxy/proxy.aot"
+  chmod 644 "$rootfs/opt/proxy/proxy.aot"
+  log "proxy AOT cache: $(du -h "$rootfs/opt/proxy/proxy.aot" | cut -f1)"
 }
 
 targets=("$@")

@@ -26,9 +26,30 @@ fi
 pg_env=$(scripts/services/postgres.sh start)
 eval "$pg_env"
 
+# Also prepares the microVM backend (install-host.sh: QEMU, nftables, the guest kernel); its ITs
+# fail, never skip, when this host cannot boot a VM or create a tap.
 scripts/services/docker.sh start
 stops+=("scripts/services/docker.sh stop")
 
 images/build.sh
 
+# The console's end-to-end test (cli's ConsoleIT) drives Debian's headless Chromium through its
+# chromedriver; Selenium is told both paths, so nothing is downloaded at test time.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  as_root=()
+  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  if ! "${as_root[@]}" apt-get install -y --no-install-recommends chromium chromium-driver >/dev/null 2>&1; then
+    echo "test: apt-get update (package lists do not know chromium)" >&2
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" apt-get install -y --no-install-recommends chromium chromium-driver
+  fi
+fi
+
 ./mvnw -B -ntp verify "$@"
+
+# Coverage-guided fuzzing, bounded: each Jazzer target for AGENT_SANDBOX_FUZZ_SECONDS (20 s by
+# default; 0 skips it). `verify` above already ran them as regression tests over their kept inputs.
+if [ "${AGENT_SANDBOX_FUZZ_SECONDS:-20}" != 0 ]; then
+  scripts/fuzz.sh
+fi

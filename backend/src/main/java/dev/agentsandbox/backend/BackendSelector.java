@@ -13,6 +13,8 @@ import java.util.Objects;
  * <p>{@code auto} orders by {@link Isolation} (a microVM over gVisor over a plain container), then
  * by the order the backends were given in, which the composition root sets to firecracker, k8s,
  * docker: at equal isolation a cluster spreads load and survives a node, a local daemon does not.
+ * {@code auto} never picks a backend that offers only {@link Isolation#EMULATED}: software
+ * emulation is for hosts an operator chose it for, by naming the backend.
  *
  * <p>Immutable and thread-safe; it probes on every call, since a daemon can come and go.
  */
@@ -58,6 +60,11 @@ public final class BackendSelector {
       Probe probe = backend.probe();
       if (!probe.available()) {
         attempts.add(backend.name() + ": " + probe.detail());
+      } else if (configured.equals(AUTO) && probe.isolation() == Isolation.EMULATED) {
+        attempts.add(
+            backend.name()
+                + ": offers only software emulation, which auto never picks (name the backend to"
+                + " use it)");
       } else if (requireRuntimeClass && probe.isolation().compareTo(Isolation.GVISOR) < 0) {
         attempts.add(
             backend.name()

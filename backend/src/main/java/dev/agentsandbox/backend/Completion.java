@@ -21,7 +21,12 @@ public record Completion(End end, OptionalInt exitStatus, String detail) {
     /** An operator asked for the run to be killed. */
     KILLED,
     /** The backend failed (the workload's fate is unknown or it could not start). */
-    ERROR
+    ERROR,
+    /**
+     * The sandbox did not run under the isolation it was launched for (a gVisor RuntimeClass whose
+     * handler led elsewhere): the workload's command never ran.
+     */
+    RUNTIME_MISMATCH
   }
 
   public Completion {

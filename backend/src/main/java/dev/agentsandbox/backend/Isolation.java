@@ -13,6 +13,13 @@ public enum Isolation {
   CONTAINER,
   /** gVisor (runsc): a user-space kernel intercepts the workload's system calls. */
   GVISOR,
-  /** A Firecracker microVM with its own guest kernel. */
+  /**
+   * A microVM with its own guest kernel whose CPU is emulated in software (QEMU's TCG), for hosts
+   * without usable hardware virtualization and for tests. As strong a boundary as {@link #MICROVM}
+   * in what the guest can reach, but far slower, so {@link BackendSelector} never picks it for
+   * {@code auto}: an operator must ask for it.
+   */
+  EMULATED,
+  /** A microVM with its own guest kernel on hardware virtualization (KVM). */
   MICROVM
 }

@@ -14,6 +14,15 @@ public interface SandboxBackend {
   /** The backend's name as configured: {@code docker}, {@code k8s} or {@code firecracker}. */
   String name();
 
+  /**
+   * Whether this backend delivers {@link RunSpec#credentials()} into its sandboxes as {@link
+   * RunCredential} says. The run service refuses a run with credentials on a backend that does not,
+   * rather than mint credentials the workload never receives.
+   */
+  default boolean deliversCredentials() {
+    return false;
+  }
+
   /** Checks whether this host can run sandboxes of this kind now, and how strongly isolated. */
   Probe probe();
 

@@ -123,4 +123,30 @@ class BackendSelectorTest {
         .hasMessageContaining("'lxc' is not one this control plane knows");
     assertThat(docker.probes).hasValue(0);
   }
+
+  private static final Probed MICROVM_KVM =
+      new Probed(new Probe("microvm", true, Isolation.MICROVM, "qemu-kvm", "booted under KVM"));
+  private static final Probed MICROVM_TCG =
+      new Probed(new Probe("microvm", true, Isolation.EMULATED, "qemu-tcg", "software emulation"));
+
+  @Test
+  void autoRanksAHardwareMicroVmAboveGvisor() {
+    BackendSelector selector = new BackendSelector(List.of(MICROVM_KVM, K8S_RUNC, DOCKER_RUNSC));
+    assertThat(selector.select("auto", true).backend()).isSameAs(MICROVM_KVM);
+  }
+
+  @Test
+  void autoNeverPicksSoftwareEmulation() {
+    BackendSelector selector = new BackendSelector(List.of(MICROVM_TCG, DOCKER_RUNC));
+    assertThat(selector.select("auto", false).backend()).isSameAs(DOCKER_RUNC);
+    BackendSelector alone = new BackendSelector(List.of(MICROVM_TCG));
+    assertThatThrownBy(() -> alone.select("auto", false))
+        .hasMessageContaining("microvm: offers only software emulation, which auto never picks");
+  }
+
+  @Test
+  void softwareEmulationIsUsedWhenNamedAndCountsAsStrongerThanGvisor() {
+    BackendSelector selector = new BackendSelector(List.of(MICROVM_TCG, DOCKER_RUNSC));
+    assertThat(selector.select("microvm", true).backend()).isSameAs(MICROVM_TCG);
+  }
 }

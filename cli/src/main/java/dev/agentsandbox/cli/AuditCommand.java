@@ -29,8 +29,10 @@ import picocli.CommandLine.Spec;
 /** {@code agent-sandbox audit tail|query|verify|export}: the audit log, straight on the store. */
 @Command(
     name = "audit",
+    footerHeading = "%nExamples:%n",
+    footer = {"  agent-sandbox audit tail -n 20"},
     mixinStandardHelpOptions = true,
-    description = "Reads, exports and verifies the hash-chained audit log.",
+    description = "Read, export and verify the hash-chained audit log",
     subcommands = {
       AuditCommand.Tail.class,
       AuditCommand.Query.class,
@@ -112,6 +114,8 @@ final class AuditCommand implements Runnable {
 
   @Command(
       name = "tail",
+      footerHeading = "%nExamples:%n",
+      footer = {"  agent-sandbox audit tail -n 20"},
       mixinStandardHelpOptions = true,
       description = "Prints the newest rows as JSON lines; with --follow, keeps printing new ones.")
   static final class Tail implements Callable<Integer> {
@@ -159,6 +163,8 @@ final class AuditCommand implements Runnable {
 
   @Command(
       name = "query",
+      footerHeading = "%nExamples:%n",
+      footer = {"  agent-sandbox audit query --type agent_sandbox.egress --since 1h"},
       mixinStandardHelpOptions = true,
       description = "Prints matching rows as JSON lines, oldest first.")
   static final class Query implements Callable<Integer> {
@@ -188,6 +194,8 @@ final class AuditCommand implements Runnable {
 
   @Command(
       name = "verify",
+      footerHeading = "%nExamples:%n",
+      footer = {"  agent-sandbox audit verify --head 120:HASH"},
       mixinStandardHelpOptions = true,
       description = {
         "Checks every row's hash and the links between rows; exits 1 naming each edited,"
@@ -237,6 +245,8 @@ final class AuditCommand implements Runnable {
 
   @Command(
       name = "export",
+      footerHeading = "%nExamples:%n",
+      footer = {"  agent-sandbox audit export --since 7d -o audit.jsonl"},
       mixinStandardHelpOptions = true,
       description =
           "Writes matching rows as JSON lines (one row per line) for a SIEM, oldest first.")

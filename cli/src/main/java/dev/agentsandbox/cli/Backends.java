@@ -8,6 +8,8 @@ import dev.agentsandbox.backend.docker.DockerClients;
 import dev.agentsandbox.backend.k8s.KubernetesBackend;
 import dev.agentsandbox.backend.k8s.KubernetesBackendConfig;
 import dev.agentsandbox.backend.k8s.LeaderElectedReaper;
+import dev.agentsandbox.backend.microvm.MicroVmBackend;
+import dev.agentsandbox.backend.microvm.MicroVmConfig;
 import dev.agentsandbox.policy.net.InternalRanges;
 import dev.agentsandbox.policy.net.IpLiteral;
 import dev.agentsandbox.runs.OperatorEgress;
@@ -35,15 +37,20 @@ final class Backends {
     String instance = instanceId(options.instanceId);
     OperatorEgress operator = operator(options.internalCidrs, options.proxyHosts);
     List<SandboxBackend> backends = new ArrayList<>();
+    if (!options.microvmAccel.equals("off")) {
+      if (!options.microvmAccel.equals("kvm") && !options.microvmAccel.equals("tcg")) {
+        throw new IllegalArgumentException(
+            "--microvm-accel " + options.microvmAccel + ": expected kvm, tcg or off");
+      }
+      backends.add(
+          new MicroVmBackend(
+              MicroVmConfig.defaults(proxyCommand()).withAccel(options.microvmAccel)));
+    }
     Function<Runnable, AutoCloseable> reaping =
         RunWiring.every(Duration.ofSeconds(Math.max(1, options.reapEverySeconds)));
     if (options.kubernetes) {
       KubernetesClient client = new KubernetesClientBuilder().build();
-      backends.add(
-          new KubernetesBackend(
-              client,
-              KubernetesBackendConfig.defaults(options.proxyImage, options.k8sNamespace),
-              Clock.systemUTC()));
+      backends.add(new KubernetesBackend(client, kubernetesConfig(options), Clock.systemUTC()));
       // Replicas share one cluster: only the holder of the Lease reaps.
       reaping =
           pass -> {
@@ -81,6 +88,38 @@ final class Backends {
               + probe.detail());
     }
     return new RunWiring(backends, operator, RunSettings.defaults(instance), reaping);
+  }
+
+  /**
+   * How the microVM backend starts a run's proxy on the host: this very program's {@code proxy}
+   * command, on the JVM that runs it.
+   */
+  static List<String> proxyCommand() {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    List<String> command =
+        new ArrayList<>(List.of(java, "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+    String source = Backends.class.getProtectionDomain().getCodeSource().getLocation().getPath();
+    if (source.endsWith(".jar")) {
+      command.addAll(List.of("-jar", source));
+    } else {
+      command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+    }
+    command.add("proxy");
+    return command;
+  }
+
+  static KubernetesBackendConfig kubernetesConfig(ServeCommand options) {
+    KubernetesBackendConfig config =
+        KubernetesBackendConfig.defaults(options.proxyImage, options.k8sNamespace);
+    if (!options.k8sRuntimeHandlers.isEmpty()) {
+      config = config.withTrustedRuntimeHandlers(options.k8sRuntimeHandlers);
+    }
+    try {
+      return config.withClusterCidrs(options.k8sNodeCidrs, options.k8sApiServerCidrs);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "--k8s-node-cidr/--k8s-apiserver-cidr: " + e.getMessage(), e);
+    }
   }
 
   private static DockerBackendConfig withGvisorRuntime(DockerBackendConfig c, String runtime) {

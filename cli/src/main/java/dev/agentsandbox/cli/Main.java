@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 
 /**
  * The {@code agent-sandbox} command. Exit codes: 0 success, 1 the operation failed (store
- * unreachable, audit chain broken, token name taken...), 2 the command line was wrong.
+ * unreachable, audit chain broken, API refusal...), 2 the command line was wrong; {@code run} adds
+ * the workload's own status and 121 to 125 ({@link ExitCodes}).
  */
 @Command(
     name = "agent-sandbox",
@@ -14,20 +15,33 @@ import picocli.CommandLine.Command;
     versionProvider = VersionProvider.class,
     description =
         "Runs AI agents' workloads in per-run sandboxes fenced by a default-deny egress proxy.",
+    synopsisSubcommandLabel = "COMMAND",
+    commandListHeading = "%nCommands:%n",
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
       "0:success",
       "1:the operation failed (the message says why)",
-      "2:the command line was wrong"
+      "2:the command line was wrong",
+      "121-125:run only: lost, backend failure, killed, timed out, refused (run --help)"
+    },
+    footerHeading = "%nExamples:%n",
+    footer = {
+      "  agent-sandbox login --url http://127.0.0.1:8080 --token-file data/admin-token",
+      "  agent-sandbox run --agent helper -- python job.py",
+      "  agent-sandbox runs list",
+      "Run agent-sandbox COMMAND --help for a command's options; docs/cli.md has them all."
     },
     subcommands = {
+      RunCommand.Run.class,
+      RunsCommand.class,
+      RunCommand.Plan.class,
+      ConfigCommand.class,
+      LoginCommand.class,
       ServeCommand.class,
       TokenCommand.class,
       AuditCommand.class,
-      ConfigCommand.class,
       ProxyCommand.class,
-      RunCommand.Run.class,
-      RunCommand.Plan.class,
+      CompletionCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main {
@@ -47,9 +61,24 @@ public final class Main {
     commandLine.setExecutionExceptionHandler(
         (error, cmd, parseResult) -> {
           cmd.getErr().println("agent-sandbox " + cmd.getCommandName() + ": " + error.getMessage());
+          cmd.getErr().flush();
           return FAILED;
         });
     commandLine.setCaseInsensitiveEnumValuesAllowed(true);
+    // The proxy's command lives in its own module; its example is given here.
+    commandLine
+        .getSubcommands()
+        .get("proxy")
+        .getCommandSpec()
+        .usageMessage()
+        .description(
+            "Run a sandbox's egress proxy by hand (serve starts one per run)",
+            "",
+            "The default-deny egress proxy (HTTP CONNECT and plain HTTP); docs/proxy.md.")
+        .footerHeading("%nExamples:%n")
+        .footer(
+            "  agent-sandbox proxy --listen 0.0.0.0:3128 --allow api.vendor.com --run-id r1",
+            "(serve starts one per run; this is for testing the proxy by hand)");
     return commandLine;
   }
 }

@@ -1,9 +1,10 @@
 package dev.agentsandbox.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
-import java.net.http.HttpRequest;
+import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,9 +19,6 @@ import picocli.CommandLine.Spec;
 
 /** {@code agent-sandbox run} and {@code agent-sandbox plan}: one command for one agent. */
 final class RunCommand {
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String BASE = "/api/admin/platform/agent-sandbox";
-
   private RunCommand() {}
 
   /** The agent, its environment and the command, as both subcommands take them. */
@@ -29,54 +27,159 @@ final class RunCommand {
     String agent;
 
     @Option(
-        names = "--env",
+        names = {"-e", "--env"},
         paramLabel = "KEY=VALUE",
         description = "An environment variable for the workload; repeatable")
     List<String> env = List.of();
 
+    @Option(
+        names = {"-l", "--label"},
+        paramLabel = "KEY=VALUE",
+        description =
+            "A label for the run (owner, task reference...), on every object and audit row;"
+                + " repeatable")
+    List<String> labels = List.of();
+
     @Parameters(paramLabel = "COMMAND", arity = "1..*", description = "The command, after --")
     List<String> command;
 
-    byte[] body(CommandSpec spec) throws IOException {
-      Map<String, String> vars = new LinkedHashMap<>();
-      for (String pair : env) {
-        int eq = pair.indexOf('=');
-        if (eq <= 0) {
-          throw new ParameterException(
-              spec.commandLine(), "--env " + pair + ": expected KEY=VALUE");
-        }
-        vars.put(pair.substring(0, eq), pair.substring(eq + 1));
-      }
+    Map<String, Object> body(CommandSpec spec) {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("agent", agent);
       body.put("command", command);
-      body.put("env", vars);
-      return JSON.writeValueAsBytes(body);
+      body.put("env", pairs(spec, "--env", env));
+      if (!labels.isEmpty()) {
+        body.put("labels", pairs(spec, "--label", labels));
+      }
+      return body;
     }
   }
 
-  /** Runs and prints the result (exit status, output tail, every egress decision) as JSON. */
+  static Map<String, String> pairs(CommandSpec spec, String option, List<String> pairs) {
+    Map<String, String> map = new LinkedHashMap<>();
+    for (String pair : pairs) {
+      int eq = pair.indexOf('=');
+      if (eq <= 0) {
+        throw new ParameterException(
+            spec.commandLine(), option + " " + pair + ": expected KEY=VALUE");
+      }
+      map.put(pair.substring(0, eq), pair.substring(eq + 1));
+    }
+    return map;
+  }
+
+  /** Runs COMMAND and follows it like {@code docker run}. */
   @Command(
       name = "run",
       mixinStandardHelpOptions = true,
       description = {
-        "Runs COMMAND in a sandbox for the agent and prints the result as JSON:",
-        "exit status, why it ended, the output's redacted tail and every egress decision.",
-        "Example: agent-sandbox run --agent helper -- python job.py"
+        "Run a command in a sandbox: its output and refusals as they happen",
+        "",
+        "The workload's output goes to stdout as it is produced (the backends combine stdout and"
+            + " stderr into one stream), each egress refusal to stderr as `denied: HOST:PORT"
+            + " REASON`, and the command exits with the workload's exit status. Ctrl-C kills the"
+            + " run (a second Ctrl-C stops waiting for it); --detach prints the run id and"
+            + " returns at once; --json waits and prints the whole result as one JSON document."
+      },
+      exitCodeListHeading = "%nExit codes:%n",
+      exitCodeList = {
+        "0-255:the workload's own exit status, when it exited",
+        "121:lost the run: the server went away while following it",
+        "122:backend failure: the run failed outside the workload",
+        "123:killed (Ctrl-C, runs kill, server shutdown)",
+        "124:timed out at the agent's ttl_seconds",
+        "125:refused before start (nothing ran), or the server unreachable",
+        "2:the command line was wrong"
+      },
+      footerHeading = "%nExamples:%n",
+      footer = {
+        "  agent-sandbox run --agent helper -- python job.py",
+        "  agent-sandbox run --agent helper -e JOB_ID=42 --detach -- sh -c 'make test'",
+        "  agent-sandbox run --agent helper --json -- true | jq .egress"
       })
   static final class Run implements Callable<Integer> {
     @Spec CommandSpec spec;
     @Mixin ApiConnection api;
     @Mixin Workload workload;
 
+    @Option(
+        names = {"-d", "--detach"},
+        description = "Start the run, print its id and return at once")
+    boolean detach;
+
+    @Option(
+        names = "--json",
+        description =
+            "Wait for the end and print the result (exit status, output tail, every egress"
+                + " decision) as one JSON document")
+    boolean json;
+
     @Override
     public Integer call() throws IOException, InterruptedException {
-      HttpRequest request =
-          api.request(spec, BASE + "/run", Duration.ofHours(5))
-              .header("Content-Type", "application/json")
-              .POST(HttpRequest.BodyPublishers.ofByteArray(workload.body(spec)))
-              .build();
-      return ApiConnection.send(spec, request);
+      if (detach && json) {
+        throw new ParameterException(spec.commandLine(), "--detach and --json exclude each other");
+      }
+      PrintWriter out = spec.commandLine().getOut();
+      PrintWriter err = spec.commandLine().getErr();
+      Terminal terminal = Terminal.detect(api.env);
+      try (AdminApi client = api.open(spec)) {
+        if (json) {
+          return whole(client, out, err, terminal);
+        }
+        String runId;
+        try {
+          JsonNode started =
+              client
+                  .call(
+                      "start a run of " + workload.agent,
+                      client
+                          .request(AdminApi.RUNS, Duration.ofMinutes(2))
+                          .header("Content-Type", "application/json")
+                          .POST(AdminApi.json(workload.body(spec)))
+                          .build())
+                  .json();
+          runId = started.path("run_id").asText();
+        } catch (ApiCallException | IOException e) {
+          err.println("agent-sandbox run: " + e.getMessage());
+          err.flush();
+          return ExitCodes.REFUSED;
+        }
+        if (detach) {
+          out.println(runId);
+          out.flush();
+          return 0;
+        }
+        RunFollower follower = new RunFollower(client, runId, out, err, terminal);
+        follower.killOnInterrupt();
+        return follower.follow();
+      }
+    }
+
+    private int whole(AdminApi client, PrintWriter out, PrintWriter err, Terminal terminal)
+        throws IOException, InterruptedException {
+      AdminApi.Answer answer;
+      try {
+        answer =
+            client.call(
+                "run " + workload.agent,
+                client
+                    .request(AdminApi.BASE + "/run", Duration.ofHours(5))
+                    .header("Content-Type", "application/json")
+                    .POST(AdminApi.json(workload.body(spec)))
+                    .build());
+      } catch (ApiCallException e) {
+        err.println("agent-sandbox run: " + e.getMessage());
+        err.flush();
+        return ExitCodes.REFUSED;
+      } catch (IOException e) {
+        err.println("agent-sandbox run: " + e.getMessage());
+        err.flush();
+        return ExitCodes.REFUSED;
+      }
+      out.println(answer.body());
+      out.flush();
+      JsonNode run = answer.json();
+      return ExitCodes.of(run, run.path("run_id").asText(), err, terminal);
     }
   }
 
@@ -85,27 +188,130 @@ final class RunCommand {
       name = "plan",
       mixinStandardHelpOptions = true,
       description = {
-        "Prints the backend, runtime, effective allow-list and every object a run of COMMAND",
-        "would create, without creating anything. Example: agent-sandbox plan --yaml --agent"
-            + " helper -- python job.py"
+        "Show what a run would create, without running anything",
+        "",
+        "A readable summary by default; -o yaml or -o json for the whole plan with every object's"
+            + " manifest exactly as a run would create it."
+      },
+      footerHeading = "%nExamples:%n",
+      footer = {
+        "  agent-sandbox plan --agent helper -- python job.py",
+        "  agent-sandbox plan -o yaml --agent helper -- python job.py > plan.yaml"
       })
   static final class Plan implements Callable<Integer> {
     @Spec CommandSpec spec;
     @Mixin ApiConnection api;
     @Mixin Workload workload;
 
-    @Option(names = "--yaml", description = "YAML instead of JSON")
-    boolean yaml;
+    @Option(
+        names = {"-o", "--output"},
+        paramLabel = "FORMAT",
+        description = "summary (default), yaml or json")
+    String format = "summary";
 
     @Override
     public Integer call() throws IOException, InterruptedException {
-      HttpRequest request =
-          api.request(spec, BASE + "/plan", Duration.ofMinutes(2))
-              .header("Content-Type", "application/json")
-              .header("Accept", yaml ? "application/yaml" : "application/json")
-              .POST(HttpRequest.BodyPublishers.ofByteArray(workload.body(spec)))
-              .build();
-      return ApiConnection.send(spec, request);
+      if (!List.of("summary", "yaml", "json").contains(format)) {
+        throw new ParameterException(
+            spec.commandLine(), "-o " + format + ": expected summary, yaml or json");
+      }
+      PrintWriter out = spec.commandLine().getOut();
+      try (AdminApi client = api.open(spec)) {
+        JsonNode plan =
+            client
+                .call(
+                    "plan a run of " + workload.agent,
+                    client
+                        .request(AdminApi.BASE + "/plan", Duration.ofMinutes(2))
+                        .header("Content-Type", "application/json")
+                        .POST(AdminApi.json(workload.body(spec)))
+                        .build())
+                .json();
+        switch (format) {
+          case "yaml" -> out.print(Printer.yaml(plan));
+          case "json" -> out.println(Printer.json(plan));
+          default -> summary(out, plan, Terminal.detect(api.env));
+        }
+        out.flush();
+        return 0;
+      }
+    }
+
+    static void summary(PrintWriter out, JsonNode plan, Terminal terminal) {
+      List<String[]> lines = new ArrayList<>();
+      lines.add(
+          new String[] {
+            "Agent",
+            plan.path("agent").asText()
+                + (plan.path("agent_configured").asBoolean()
+                    ? ""
+                    : " (not configured: the defaults it would get)")
+          });
+      lines.add(
+          new String[] {
+            "Sandboxes",
+            plan.path("enabled").asBoolean()
+                ? "enabled"
+                : terminal.yellow("disabled (a run would be refused: config edit, enabled: true)")
+          });
+      lines.add(
+          new String[] {
+            "Backend",
+            plan.path("backend").asText()
+                + ", runtime "
+                + plan.path("runtime").asText()
+                + ", isolation "
+                + plan.path("isolation").asText()
+                + (plan.path("available").asBoolean(true)
+                    ? ""
+                    : terminal.red(" (unavailable here: " + plan.path("probe").asText() + ")"))
+          });
+      lines.add(new String[] {"Image", plan.path("image").asText()});
+      lines.add(new String[] {"Command", join(plan.path("command"), " ")});
+      lines.add(
+          new String[] {
+            "Egress",
+            plan.path("effective_allow").isEmpty()
+                ? "nothing (every connection is refused)"
+                : join(plan.path("effective_allow"), ", ")
+          });
+      lines.add(
+          new String[] {
+            "Instance rule",
+            plan.path("instance_allow").isTextual()
+                ? plan.path("instance_allow").asText()
+                : join(plan.path("instance_allow"), ", ")
+          });
+      JsonNode resources = plan.path("resources");
+      lines.add(
+          new String[] {
+            "Limits",
+            resources.path("cpus").asText()
+                + " CPU, "
+                + resources.path("memory_mb").asText()
+                + " MiB, "
+                + resources.path("pids").asText()
+                + " processes, ttl "
+                + Printer.age(Duration.ofSeconds(plan.path("ttl_seconds").asLong()))
+          });
+      List<String> objects = new ArrayList<>();
+      plan.path("manifests")
+          .forEach(m -> objects.add(m.path("kind").asText() + " " + m.path("name").asText()));
+      lines.add(new String[] {"Creates", objects.isEmpty() ? "-" : objects.getFirst()});
+      for (int i = 1; i < objects.size(); i++) {
+        lines.add(new String[] {"", objects.get(i)});
+      }
+      int width = lines.stream().mapToInt(l -> l[0].length()).max().orElse(0);
+      for (String[] line : lines) {
+        out.println(terminal.bold(line[0]) + " ".repeat(width - line[0].length() + 2) + line[1]);
+      }
+      out.println(terminal.dim("(-o yaml shows every object's manifest)"));
+    }
+
+    private static String join(JsonNode array, String separator) {
+      List<String> parts = new ArrayList<>();
+      array.forEach(v -> parts.add(v.asText()));
+      return String.join(separator, parts);
     }
   }
 }

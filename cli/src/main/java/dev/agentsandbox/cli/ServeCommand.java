@@ -22,8 +22,15 @@ import picocli.CommandLine.Spec;
 /** {@code agent-sandbox serve}: runs the control plane in the foreground until interrupted. */
 @Command(
     name = "serve",
+    footerHeading = "%nExamples:%n",
+    footer = {
+      "  agent-sandbox serve",
+      "  agent-sandbox serve --listen 127.0.0.1:8080 --db 'jdbc:postgresql://db:5432/sandbox?user=U&password=P'"
+    },
     mixinStandardHelpOptions = true,
     description = {
+      "Run the control plane: admin API, health, metrics",
+      "",
       "Runs the control plane (admin API, /healthz, /readyz, /metrics) in the foreground.",
       "Migrates the store at start-up. On the first start with no active token, writes an admin"
           + " token holding every scope to DATA_DIR/admin-token (mode 0600) and prints its path."
@@ -87,6 +94,17 @@ final class ServeCommand implements Callable<Integer> {
   String dockerGvisorRuntime;
 
   @Option(
+      names = "--microvm-accel",
+      paramLabel = "kvm|tcg|off",
+      description =
+          "How the microvm backend runs its VMs: kvm (hardware virtualization, used by auto once a"
+              + " guest has booted under it), tcg (software emulation, for hosts without usable"
+              + " KVM and for tests; never picked by auto, a configuration must name"
+              + " backend: microvm) or off (default: ${DEFAULT-VALUE})",
+      defaultValue = "kvm")
+  String microvmAccel;
+
+  @Option(
       names = "--reap-every",
       paramLabel = "SECONDS",
       description = "How often the reaper looks for leftovers (default: ${DEFAULT-VALUE})",
@@ -108,6 +126,98 @@ final class ServeCommand implements Callable<Integer> {
               + " ${DEFAULT-VALUE})",
       defaultValue = "agent-sandbox")
   String k8sNamespace;
+
+  @Option(
+      names = "--k8s-runtime-handler",
+      paramLabel = "HANDLER",
+      description =
+          "A RuntimeClass handler that means gVisor; repeatable (default: runsc). A RuntimeClass"
+              + " with any other handler counts as absent")
+  List<String> k8sRuntimeHandlers = new ArrayList<>();
+
+  @Option(
+      names = "--k8s-node-cidr",
+      paramLabel = "CIDR",
+      description =
+          "The nodes' addresses, kept out of every sandbox proxy's reach (kubectl get nodes -o"
+              + " wide); repeatable")
+  List<String> k8sNodeCidrs = new ArrayList<>();
+
+  @Option(
+      names = "--k8s-apiserver-cidr",
+      paramLabel = "CIDR",
+      description =
+          "The API server's addresses, kept out of every sandbox proxy's reach (kubectl get"
+              + " endpointslices -n default -l kubernetes.io/service-name=kubernetes); repeatable")
+  List<String> k8sApiServerCidrs = new ArrayList<>();
+
+  @Option(
+      names = "--artifacts-dir",
+      paramLabel = "DIR",
+      description =
+          "Where runs' outputs are kept for review (default: artifacts/ under the data directory)")
+  Path artifactsDir;
+
+  @Option(
+      names = "--artifacts-s3-bucket",
+      paramLabel = "BUCKET",
+      description =
+          "Keep runs' outputs in this S3-compatible bucket instead (credentials from the AWS SDK's"
+              + " default chain: environment, profile, instance role)")
+  String artifactsS3Bucket;
+
+  @Option(
+      names = "--artifacts-s3-endpoint",
+      paramLabel = "URL",
+      description = "The S3-compatible endpoint (MinIO, Ceph...); AWS S3 when not set")
+  String artifactsS3Endpoint;
+
+  @Option(
+      names = "--artifacts-s3-region",
+      paramLabel = "REGION",
+      description = "The bucket's region (default us-east-1)")
+  String artifactsS3Region = "us-east-1";
+
+  @Option(
+      names = "--artifacts-s3-prefix",
+      paramLabel = "PREFIX",
+      description =
+          "Key prefix under which each run's outputs are kept, ending in / (default runs/)")
+  String artifactsS3Prefix = "runs/";
+
+  @Option(
+      names = "--jwt-keys",
+      paramLabel = "FILE",
+      description =
+          "A JWK set of private signing keys (EC P-256 or RSA >= 2048, each with a kid, mode 0600)"
+              + " for jwt run credentials; re-read when it changes")
+  Path jwtKeys;
+
+  @Option(
+      names = "--jwt-active-kid",
+      paramLabel = "KID",
+      description = "The key in --jwt-keys that signs new tokens (older keys still verify)")
+  String jwtActiveKid;
+
+  @Option(
+      names = "--jwt-issuer",
+      paramLabel = "ISS",
+      description = "The iss claim of run JWTs (default agent-sandbox)")
+  String jwtIssuer = "agent-sandbox";
+
+  @Option(
+      names = "--credential-command",
+      paramLabel = "NAME=PATH",
+      description =
+          "Registers an executable that mints a run credential (STS, Vault...), for agents' command"
+              + " credentials to name; repeatable")
+  List<String> credentialCommands = new ArrayList<>();
+
+  @Option(
+      names = "--credential-command-timeout",
+      paramLabel = "SECONDS",
+      description = "How long a credential command may take before it is killed (default 30)")
+  int credentialCommandTimeout = 30;
 
   /** A running control plane. */
   record Running(AgentSandboxServer server, Store store, Optional<Path> adminTokenFile)
@@ -144,7 +254,8 @@ final class ServeCommand implements Callable<Integer> {
     Store opened = store.open();
     try {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
-      RunWiring wiring = Backends.wiring(this, out);
+      RunWiring wiring =
+          Backends.wiring(this, out).withContract(RunContractOptions.config(this, data));
       AgentSandboxServer server = AgentSandboxServer.start(address, opened, wiring);
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
       if (tokenFile.isPresent()) {

@@ -23,8 +23,12 @@ import picocli.CommandLine.Spec;
 /** {@code agent-sandbox token create|list|revoke}: API tokens, straight on the store. */
 @Command(
     name = "token",
+    footerHeading = "%nExamples:%n",
+    footer = {
+      "  agent-sandbox token create --name ci --scopes agent_sandbox.read,agent_sandbox.run > ci.token"
+    },
     mixinStandardHelpOptions = true,
-    description = "Creates, lists and revokes API tokens (only a hash of each is stored).",
+    description = "Create, list and revoke API tokens (only hashes are stored)",
     subcommands = {
       TokenCommand.Create.class,
       TokenCommand.ListTokens.class,
@@ -57,6 +61,10 @@ final class TokenCommand implements Runnable {
 
   @Command(
       name = "create",
+      footerHeading = "%nExamples:%n",
+      footer = {
+        "  agent-sandbox token create --name alice --scopes agent_sandbox.read,agent_sandbox.configure --expires 30d > alice.token"
+      },
       mixinStandardHelpOptions = true,
       description = {
         "Creates a token and prints it as the only line on stdout; it is not shown again.",
@@ -115,6 +123,8 @@ final class TokenCommand implements Runnable {
 
   @Command(
       name = "list",
+      footerHeading = "%nExamples:%n",
+      footer = {"  agent-sandbox token list"},
       mixinStandardHelpOptions = true,
       description = "Lists tokens (never their secrets).")
   static final class ListTokens implements Callable<Integer> {
@@ -146,6 +156,8 @@ final class TokenCommand implements Runnable {
 
   @Command(
       name = "revoke",
+      footerHeading = "%nExamples:%n",
+      footer = {"  agent-sandbox token revoke alice"},
       mixinStandardHelpOptions = true,
       description = "Revokes the active token with this name.")
   static final class Revoke implements Callable<Integer> {

@@ -121,6 +121,56 @@ class CliTest {
   }
 
   @Test
+  void serveRefusesRunContractOptionsItCannotHonour() throws Exception {
+    String[][] bad = {
+      {"--credential-command", "aws"},
+      {"--credential-command", "AWS=/bin/true"},
+      {"--credential-command", "aws=relative/mint"},
+      {"--jwt-keys", dir.resolve("missing.json").toString(), "--jwt-active-kid", "k1"},
+      {"--jwt-keys", dir.resolve("missing.json").toString()},
+      {"--credential-command-timeout", "0"},
+    };
+    for (String[] options : bad) {
+      ServeCommand serve = new ServeCommand();
+      List<String> args =
+          new java.util.ArrayList<>(
+              List.of(
+                  "--listen",
+                  "127.0.0.1:0",
+                  "--data-dir",
+                  dir.resolve("data").toString(),
+                  "--db",
+                  db(),
+                  "--microvm-accel",
+                  "off"));
+      args.addAll(List.of(options));
+      new CommandLine(serve).parseArgs(args.toArray(String[]::new));
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () -> serve.start(new PrintWriter(new StringWriter())))
+          .as(String.join(" ", options))
+          .isInstanceOf(RuntimeException.class)
+          .hasMessageFindingMatch("--credential-command|--jwt|JWT signing keys|absolute");
+    }
+  }
+
+  @Test
+  void serveKeepsOutputsUnderTheDataDirectoryByDefault() throws Exception {
+    Path data = dir.resolve("data");
+    ServeCommand serve = new ServeCommand();
+    new CommandLine(serve)
+        .parseArgs(
+            "--listen",
+            "127.0.0.1:0",
+            "--data-dir",
+            data.toString(),
+            "--db",
+            db(),
+            "--microvm-accel",
+            "off");
+    RunContractServicesProbe.check(RunContractOptions.config(serve, data), data);
+  }
+
+  @Test
   void serveWritesTheFirstAdminTokenToAnOwnerOnlyFileAndNeverPrintsIt() throws Exception {
     Path data = dir.resolve("data");
     ServeCommand serve = new ServeCommand();

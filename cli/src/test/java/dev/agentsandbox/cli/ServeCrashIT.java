@@ -2,6 +2,7 @@ package dev.agentsandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -74,16 +75,14 @@ class ServeCrashIT {
             token,
             "{\"agent\": \"crash\", \"command\": [\"sh\", \"-c\", \"sleep 600\"]}");
     String runId = started.path("run_id").asText();
-    Instant until = Instant.now().plusSeconds(120);
-    while (!send("GET", base + BASE + "/runs/" + runId, token, null)
-        .path("status")
-        .asText()
-        .equals("running")) {
-      if (Instant.now().isAfter(until)) {
-        fail("run " + runId + " did not start within 120 s");
-      }
-      Thread.sleep(250);
-    }
+    String running = base;
+    await("run " + runId + " to start")
+        .atMost(Duration.ofSeconds(120))
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () ->
+                send("GET", running + BASE + "/runs/" + runId, token, null).path("status").asText(),
+            "running"::equals);
     assertThat(resourcesOf(docker, runId)).isNotEmpty();
 
     serve.destroyForcibly(); // SIGKILL: no shutdown hook, no teardown
@@ -93,11 +92,11 @@ class ServeCrashIT {
         .isNotEmpty();
 
     base = startServe(jar, data, db);
-    Instant reaped = Instant.now().plusSeconds(120);
-    while (!resourcesOf(docker, runId).isEmpty() && Instant.now().isBefore(reaped)) {
-      Thread.sleep(500);
-    }
-    assertThat(resourcesOf(docker, runId)).as("reaped after the restart").isEmpty();
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .pollInterval(Duration.ofMillis(500))
+        .untilAsserted(
+            () -> assertThat(resourcesOf(docker, runId)).as("reaped after the restart").isEmpty());
     JsonNode run = send("GET", base + BASE + "/runs/" + runId, token, null);
     assertThat(run.path("status").asText()).as(run.toString()).isEqualTo("failed");
     // The new process never held the run: its output is answered from the store, not a 404.

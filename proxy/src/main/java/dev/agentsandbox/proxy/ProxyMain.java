@@ -1,5 +1,7 @@
 package dev.agentsandbox.proxy;
 
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import picocli.CommandLine;
 
 /** Entry point of the standalone proxy jar: {@code java -jar agent-sandbox-proxy.jar ...}. */
@@ -7,7 +9,38 @@ public final class ProxyMain {
   private ProxyMain() {}
 
   public static void main(String[] args) {
-    System.exit(commandLine(new ProxyCommand()).execute(args));
+    System.exit(run(args));
+  }
+
+  /**
+   * Runs the proxy and returns its exit code. The form the proxy image's launcher uses, exactly
+   * {@code --policy FILE}, skips the command-line parser: picocli builds its model by reflection
+   * from classes an AOT cache cannot hold (they are compiled for Java 5), which cost more start
+   * time than everything else together (docs/benchmarks.md). Every other form goes through picocli.
+   */
+  static int run(String[] args) {
+    if (args.length == 2 && args[0].equals("--policy")) {
+      return runPolicyFile(args[1]);
+    }
+    return commandLine(new ProxyCommand()).execute(args);
+  }
+
+  /** What {@link #commandLine} does for {@code --policy FILE}, with the same exit codes. */
+  private static int runPolicyFile(String file) {
+    ProxyCommand command = new ProxyCommand();
+    try {
+      command.policy = Path.of(file);
+    } catch (InvalidPathException e) {
+      System.err.println(
+          "agent-sandbox proxy: reading policy file " + Echo.of(file) + ": " + e.getReason());
+      return ProxyCommand.EXIT_BAD_INPUT;
+    }
+    try {
+      return command.call();
+    } catch (RuntimeException e) {
+      System.err.println("agent-sandbox proxy: failed: " + e);
+      return ProxyCommand.EXIT_START_FAILED;
+    }
   }
 
   /**

@@ -14,8 +14,9 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The proxy's refusal answer, in one place: a status for the reason, a short text body naming the
- * host and the reason, {@code X-Agent-Sandbox-Denied: <reason>}, then the connection is closed so
- * nothing pipelined behind a refused request goes anywhere.
+ * host and the reason, {@code X-Agent-Sandbox-Denied: <reason>}, then the connection is ended so
+ * nothing pipelined behind a refused request goes anywhere (half-closed, the rest of the client's
+ * input dropped up to a bound, then closed: {@link LingeringClose}).
  */
 final class Refusals {
   /** The header every refusal carries; its value is the reason's wire name. */
@@ -58,7 +59,19 @@ final class Refusals {
         .set(DENIED_HEADER, reason.wireName())
         .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
     if (client.isActive()) {
-      client.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+      // Over the connection cap the connection goes at once; every other refusal lingers so that a
+      // client still sending its body reads the answer instead of a reset (LingeringClose).
+      ChannelFutureListener then =
+          reason == Reason.TOO_MANY_CONNECTIONS
+              ? ChannelFutureListener.CLOSE
+              : sent -> {
+                if (sent.isSuccess()) {
+                  LingeringClose.start(client);
+                } else {
+                  client.close();
+                }
+              };
+      client.writeAndFlush(response).addListener(then);
     } else {
       response.release();
     }

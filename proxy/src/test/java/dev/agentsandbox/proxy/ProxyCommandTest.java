@@ -134,7 +134,50 @@ class ProxyCommandTest {
     } finally {
       System.setErr(originalErr);
     }
-    String output = captured.toString(StandardCharsets.UTF_8) + picocliErr;
+    String output = withoutJazzerLog(captured.toString(StandardCharsets.UTF_8)) + picocliErr;
+    assertThat(exit).isEqualTo(ProxyCommand.EXIT_BAD_INPUT);
+    assertThat(output.strip().lines()).hasSize(1);
+    assertThat(output)
+        .startsWith("agent-sandbox proxy: ")
+        .contains(message)
+        .doesNotContain("\tat ");
+  }
+
+  /**
+   * The image's launcher form, exactly {@code --policy FILE}, skips picocli ({@link
+   * ProxyMain#run}); each bad policy file must still exit 2 with the same one line as through the
+   * parser.
+   */
+  static Stream<Arguments> badPolicyFileWithoutTheParser() throws Exception {
+    return Stream.concat(
+        badInput()
+            .filter(
+                row -> {
+                  String[] args = (String[]) row.get()[2];
+                  return args.length == 2 && args[0].equals("--policy");
+                }),
+        Stream.of(
+            row(
+                "policy file that does not exist",
+                "reading policy file",
+                "--policy",
+                "/nonexistent/p.json"),
+            row("policy file name with NUL", "reading policy file", "--policy", "a\0b")));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource
+  void badPolicyFileWithoutTheParser(String name, String message, String[] args) {
+    PrintStream originalErr = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    int exit;
+    try {
+      System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+      exit = ProxyMain.run(args);
+    } finally {
+      System.setErr(originalErr);
+    }
+    String output = withoutJazzerLog(captured.toString(StandardCharsets.UTF_8));
     assertThat(exit).isEqualTo(ProxyCommand.EXIT_BAD_INPUT);
     assertThat(output.strip().lines()).hasSize(1);
     assertThat(output)
@@ -169,5 +212,17 @@ class ProxyCommandTest {
 
   private static Arguments row(String name, String message, String... args) {
     return Arguments.of(name, message, args);
+  }
+
+  /**
+   * Jazzer's agent, attached by this module's fuzz tests in the same JVM, logs each class it
+   * instruments to stderr; those lines are the test harness's, not the proxy's.
+   */
+  private static String withoutJazzerLog(String stderr) {
+    return stderr
+        .lines()
+        .filter(line -> !line.startsWith("INFO: Instrumented "))
+        .map(line -> line + "\n")
+        .collect(java.util.stream.Collectors.joining());
   }
 }

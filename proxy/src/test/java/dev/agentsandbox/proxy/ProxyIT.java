@@ -1,6 +1,7 @@
 package dev.agentsandbox.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.agentsandbox.policy.net.Reason;
 import java.io.InputStream;
@@ -9,8 +10,10 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -481,16 +484,14 @@ class ProxyIT {
     assertThat(metrics.decisionCount("allow", "allowed")).isGreaterThanOrEqualTo(2);
   }
 
-  private static Upstream.Seen seenAt(Upstream upstream, String path) throws InterruptedException {
-    for (int i = 0; i < 500; i++) {
-      for (Upstream.Seen seen : upstream.seen()) {
-        if (seen.path().equals(path)) {
-          return seen;
-        }
-      }
-      Thread.sleep(20);
-    }
-    throw new AssertionError("upstream never saw " + path + "; saw " + upstream.seen());
+  private static Upstream.Seen seenAt(Upstream upstream, String path) {
+    return await("upstream to see " + path)
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(20))
+        .until(
+            () -> upstream.seen().stream().filter(s -> s.path().equals(path)).findFirst(),
+            Optional::isPresent)
+        .orElseThrow();
   }
 
   private static Arguments row(

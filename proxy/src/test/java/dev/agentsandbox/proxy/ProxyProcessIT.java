@@ -1,6 +1,7 @@
 package dev.agentsandbox.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -89,14 +91,11 @@ class ProxyProcessIT {
         assertThat(curl(proxy, "http://evil.test:" + api.port() + "/proc"))
             .startsWith("HTTP/1.1 403");
 
-        List<JsonNode> lines = new ArrayList<>();
-        for (int i = 0; i < 250 && lines.size() < 3; i++) {
-          lines.clear();
-          for (String line : Files.readAllLines(decisions)) {
-            lines.add(new ObjectMapper().readTree(line));
-          }
-          Thread.sleep(20);
-        }
+        List<JsonNode> lines =
+            await("three decision lines")
+                .atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> decisionLines(decisions), read -> read.size() >= 3);
         assertThat(lines)
             .extracting(n -> n.get("reason").asText())
             .containsExactlyInAnyOrder("allowed", "not-allowed", "non-public-address");
@@ -139,6 +138,47 @@ class ProxyProcessIT {
     }
   }
 
+  /**
+   * The proxy image's launcher form, exactly {@code --policy FILE}, which skips the command-line
+   * parser: it must serve, refuse and stop like the parsed form.
+   */
+  @Test
+  void thePolicyFileFormServesAndRefuses() throws Exception {
+    try (Upstream api = Upstream.http(Fixture.PERMITTED, "api")) {
+      Path policy = temp.resolve("policy.json");
+      Files.writeString(
+          policy,
+          """
+          {"listen": "127.0.0.1:0", "allow": ["api.test:%d"], "internal_cidrs": ["127.0.0.2/32"],
+           "hosts": {"api.test": ["127.0.0.2"], "other.test": ["127.0.0.2"]}}
+          """
+              .formatted(api.port()));
+      Process process =
+          new ProcessBuilder(
+                  java(), "-Xmx64m", "-jar", JAR.toString(), "--policy", policy.toString())
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      try {
+        BufferedReader err =
+            new BufferedReader(
+                new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8));
+        String ready = err.readLine();
+        assertThat(ready).isNotNull();
+        Matcher matcher = READY.matcher(ready);
+        assertThat(matcher.matches()).as(ready).isTrue();
+        String proxy = "http://127.0.0.1:" + matcher.group(1);
+        assertThat(curl(proxy, "http://api.test:" + api.port() + "/p"))
+            .startsWith("HTTP/1.1 200")
+            .contains("hello from api");
+        assertThat(curl(proxy, "http://other.test:" + api.port() + "/p"))
+            .startsWith("HTTP/1.1 403");
+      } finally {
+        process.destroy();
+        assertThat(process.waitFor(20, TimeUnit.SECONDS)).isTrue();
+      }
+    }
+  }
+
   @Test
   void badInputExitsWithTwoAndOneLine() throws Exception {
     Process process =
@@ -151,6 +191,14 @@ class ProxyProcessIT {
     assertThat(process.exitValue()).isEqualTo(2);
     assertThat(err.strip().lines())
         .containsExactly("agent-sandbox proxy: --allow[0] '*': a bare * is refused");
+  }
+
+  private static List<JsonNode> decisionLines(Path decisions) throws Exception {
+    List<JsonNode> lines = new ArrayList<>();
+    for (String line : Files.readAllLines(decisions)) {
+      lines.add(new ObjectMapper().readTree(line));
+    }
+    return lines;
   }
 
   private static String curl(String proxy, String url) throws Exception {

@@ -22,8 +22,11 @@ import org.slf4j.LoggerFactory;
  * loses no refusal the proxy had reported.
  */
 final class EgressRecorder {
-  static final String ALLOW = "agent_sandbox.egress.allow";
-  static final String DENY = "agent_sandbox.egress.deny";
+  /** The prefix of both egress audit row types. */
+  static final String EGRESS = "agent_sandbox.egress";
+
+  static final String ALLOW = EGRESS + ".allow";
+  static final String DENY = EGRESS + ".deny";
   private static final Logger LOG = LoggerFactory.getLogger(EgressRecorder.class);
 
   private final String runId;

@@ -23,7 +23,7 @@ final class LiveRuns {
   private final Map<String, LiveRun> finished;
 
   LiveRuns(int finishedKept) {
-    this.finished = RunViews.boundedMap(finishedKept);
+    this.finished = boundedMap(finishedKept);
   }
 
   void add(LiveRun run) {
@@ -85,5 +85,17 @@ final class LiveRuns {
         // What did not end in time is recovered and reaped at the next start.
       }
     }
+  }
+
+  /** An insertion-ordered map that forgets its eldest entry beyond {@code max}; not thread-safe. */
+  private static <K, V> Map<K, V> boundedMap(int max) {
+    return new LinkedHashMap<>() {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<K, V> eldest) {
+        return size() > max;
+      }
+    };
   }
 }

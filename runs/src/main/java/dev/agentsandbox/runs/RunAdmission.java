@@ -99,6 +99,17 @@ final class RunAdmission {
       slot.get().release();
       return refused(noBackend(config), running + e.getMessage(), e.attempts());
     }
+    if (!agent.credentials().isEmpty() && !selection.backend().deliversCredentials()) {
+      // Minting a credential the workload never receives would be a silent failure.
+      slot.get().release();
+      return refused(
+          Refusal.CREDENTIALS_UNAVAILABLE,
+          running
+              + "the "
+              + selection.backend().name()
+              + " backend cannot deliver credentials into its sandboxes yet (docs/runs.md)",
+          List.of("credentials: " + String.join(", ", agent.credentials().keySet())));
+    }
     return new Admission.Admitted(
         spec(RunIds.next(), request, agent, config), selection, slot.get(), agent);
   }

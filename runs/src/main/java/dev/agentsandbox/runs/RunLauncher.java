@@ -3,6 +3,7 @@ package dev.agentsandbox.runs;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.credentials.IssuedCredential;
@@ -19,6 +20,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 
 /**
@@ -93,7 +95,7 @@ final class RunLauncher {
               admitted.selection().backend().name(),
               admitted.selection().probe().runtime(),
               RunStatus.PENDING,
-              RunViews.command(json, redactor, spec.command()),
+              command(redactor, spec.command()),
               clock.instant(),
               null,
               null,
@@ -113,7 +115,7 @@ final class RunLauncher {
                   actor,
                   spec.agent(),
                   spec.runId(),
-                  RunViews.launchData(json, spec, admitted.selection().probe(), record, redactor)));
+                  launchData(spec, admitted.selection().probe(), record, redactor)));
       if (!minted.isEmpty()) {
         store
             .audit()
@@ -184,9 +186,39 @@ final class RunLauncher {
     e.problems().forEach(problems::add);
     ArrayNode keys = data.putArray("env_keys");
     request.env().keySet().stream().sorted().forEach(keys::add);
-    data.set(
-        "command", RunViews.command(json, new Redactor(request.env().values()), request.command()));
+    data.set("command", command(new Redactor(request.env().values()), request.command()));
     store.audit().append(new AuditEvent(REFUSED, actor, request.agent(), null, data));
     return e;
+  }
+
+  /**
+   * The {@code agent_sandbox.launch} row's data: what was launched, where, and under which caps.
+   */
+  private ObjectNode launchData(RunSpec spec, Probe probe, RunRecord record, Redactor redactor) {
+    ObjectNode data = json.createObjectNode();
+    data.put("backend", record.backend());
+    data.put("runtime", probe.runtime());
+    data.put("isolation", probe.isolation().name().toLowerCase(Locale.ROOT));
+    data.put("image", spec.image());
+    data.set("command", command(redactor, spec.command()));
+    ArrayNode envKeys = data.putArray("env_keys");
+    spec.env().keySet().stream().sorted().forEach(envKeys::add);
+    ArrayNode allow = data.putArray("effective_allow");
+    spec.egress().effective().asStrings().forEach(allow::add);
+    data.put("ttl_seconds", spec.ttl().toSeconds());
+    ObjectNode resources = data.putObject("resources");
+    resources.put("cpus", spec.resources().cpus());
+    resources.put("memory_mb", spec.resources().memoryMb());
+    resources.put("pids", spec.resources().pids());
+    data.put("require_runtime_class", spec.requireRuntimeClass());
+    data.put("expires_at", spec.expiresAt().toString());
+    return data;
+  }
+
+  /** The command as it may be stored and audited: secrets in arguments redacted. */
+  private ArrayNode command(Redactor redactor, List<String> command) {
+    ArrayNode out = json.createArrayNode();
+    command.forEach(arg -> out.add(redactor.redact(arg)));
+    return out;
   }
 }

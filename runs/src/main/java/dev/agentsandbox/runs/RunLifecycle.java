@@ -23,6 +23,7 @@ import org.slf4j.LoggerFactory;
 final class RunLifecycle {
   static final String FAILURE = "agent_sandbox.failure";
   static final String TIMEOUT = "agent_sandbox.timeout";
+  static final String RUNTIME_MISMATCH = "agent_sandbox.runtime_mismatch";
   static final String TEARDOWN = "agent_sandbox.teardown";
   static final String ARTIFACTS = "agent_sandbox.artifacts";
   private static final Logger LOG = LoggerFactory.getLogger(RunLifecycle.class);
@@ -105,7 +106,7 @@ final class RunLifecycle {
           case EXIT -> RunStatus.EXITED;
           case DEADLINE -> RunStatus.DEADLINE;
           case KILLED -> RunStatus.KILLED;
-          case ERROR -> RunStatus.FAILED;
+          case ERROR, RUNTIME_MISMATCH -> RunStatus.FAILED;
         };
     String endReason = end.name().toLowerCase(java.util.Locale.ROOT);
     Instant ended = clock.instant();
@@ -118,6 +119,15 @@ final class RunLifecycle {
       data.put("ttl_seconds", run.spec.ttl().toSeconds());
       data.put("detail", completion.detail());
       store.audit().append(new AuditEvent(TIMEOUT, run.actor, run.spec.agent(), run.runId(), data));
+    } else if (end == Completion.End.RUNTIME_MISMATCH) {
+      // Its own row: the isolation the run was launched for was not there, so nothing ran.
+      ObjectNode data = json.createObjectNode();
+      data.put("backend", record.backend());
+      data.put("expected_runtime", record.runtime());
+      data.put("message", completion.detail());
+      store
+          .audit()
+          .append(new AuditEvent(RUNTIME_MISMATCH, run.actor, run.spec.agent(), run.runId(), data));
     } else if (end == Completion.End.ERROR) {
       ObjectNode data = json.createObjectNode();
       data.put("stage", launched ? "run" : "launch");

@@ -28,33 +28,12 @@ public final class RunService {
   private final Store store;
   private final RunSettings settings;
   private final Clock clock;
-  private final ObjectMapper json;
+  private final ObjectMapper json; // audit-row data only; the API's JSON is the server's
   private final RunAdmission admission;
   private final RunSlots slots;
   private final RunLauncher launcher;
   private final RunLifecycle lifecycle;
   private final LiveRuns live;
-
-  public RunService(
-      ConfigSource configs,
-      BackendSelector selector,
-      Store store,
-      OperatorEgress operator,
-      RunSettings settings,
-      Clock clock,
-      ExecutorService executor,
-      ObjectMapper json) {
-    this(
-        configs,
-        selector,
-        store,
-        operator,
-        settings,
-        clock,
-        executor,
-        json,
-        RunContractServices.basic(store, Optional.empty()));
-  }
 
   /** A run service whose runs get credentials and keep outputs as {@code contract} says. */
   public RunService(
@@ -79,20 +58,12 @@ public final class RunService {
         new RunLauncher(store, settings, clock, executor, json, lifecycle, contract.credentials());
   }
 
-  /**
-   * What a run of this request would create, without creating anything; see {@link
-   * RunAdmission#plan}.
-   */
-  public ObjectNode plan(RunRequest request) {
+  /** What a run of this request would create, creating nothing; see {@link RunAdmission#plan}. */
+  public PlanView plan(RunRequest request) {
     RunAdmission.Planned planned = admission.plan(request);
     SandboxPlan plan = planned.selection().backend().plan(planned.spec());
     return RunViews.plan(
-        json,
-        planned.spec(),
-        plan,
-        planned.selection().probe(),
-        planned.enabled(),
-        planned.configured());
+        planned.spec(), plan, planned.selection().probe(), planned.enabled(), planned.configured());
   }
 
   /**
@@ -106,7 +77,7 @@ public final class RunService {
   }
 
   /** Starts a run and waits for it to end; returns its result. */
-  public ObjectNode run(String actor, RunRequest request) throws InterruptedException {
+  public RunView run(String actor, RunRequest request) throws InterruptedException {
     LiveRun run = launch(actor, request);
     try {
       run.done.get();
@@ -123,12 +94,7 @@ public final class RunService {
     };
   }
 
-  /**
-   * Asks a live run to stop.
-   *
-   * @return false when the run had already ended
-   * @throws RunNotFoundException when no run has the id
-   */
+  /** Asks a live run to stop; false when it had already ended, RunNotFoundException if none. */
   public boolean kill(String actor, String runId) {
     LiveRun run = live.live(runId).orElse(null);
     if (run == null) {
@@ -143,16 +109,18 @@ public final class RunService {
     return run.kill();
   }
 
+  private RunRecord stored(String runId) {
+    return (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
+        .orElseThrow(() -> new RunNotFoundException(runId));
+  }
+
   /** The run's state and, once it ended, its result. */
-  public ObjectNode view(String runId) {
+  public RunView view(String runId) {
     Optional<LiveRun> known = live.held(runId);
     if (known.isPresent()) {
-      return RunViews.run(json, known.get());
+      return RunViews.run(known.get());
     }
-    RunRecord record =
-        (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
-            .orElseThrow(() -> new RunNotFoundException(runId));
-    return RunViews.stored(json, record, store.audit());
+    return RunViews.stored(json, stored(runId), store.audit());
   }
 
   /**
@@ -164,9 +132,7 @@ public final class RunService {
     if (known.isPresent()) {
       return known.get().output;
     }
-    RunRecord record =
-        (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
-            .orElseThrow(() -> new RunNotFoundException(runId));
+    RunRecord record = stored(runId);
     // Already redacted when it was stored; a second pass with no env values changes nothing.
     RunOutput stored = new RunOutput(new Redactor(List.of()), settings.tailBytes());
     if (record.outputTail() != null) {
@@ -201,6 +167,12 @@ public final class RunService {
   /** The newest runs, newest first. */
   public List<RunRecord> recent(int limit) {
     return store.runs().recent(limit);
+  }
+
+  /** The newest runs matching every given filter (null: any), newest first. */
+  public List<RunRecord> recent(
+      String agent, dev.agentsandbox.store.RunStatus status, java.time.Instant since, int limit) {
+    return store.runs().recent(agent, status, since, limit);
   }
 
   /**

@@ -35,7 +35,7 @@ import java.util.function.Predicate;
  * (on this backend's own clock) with {@code DEADLINE}, teardown is idempotent, a failed launch
  * leaves nothing. Thread-safe.
  */
-final class InMemoryBackend implements SandboxBackend {
+class InMemoryBackend implements SandboxBackend {
   /** How a scripted workload behaves. */
   enum Ending {
     /** Writes its output and decisions, then exits with the status. */
@@ -45,7 +45,9 @@ final class InMemoryBackend implements SandboxBackend {
     /** The backend fails to create the sandbox. */
     FAIL_LAUNCH,
     /** The backend loses the workload while waiting for it. */
-    FAIL_AWAIT
+    FAIL_AWAIT,
+    /** Ends before its command runs: the isolation it was launched for was not there. */
+    RUNTIME_MISMATCH
   }
 
   /**
@@ -140,6 +142,12 @@ final class InMemoryBackend implements SandboxBackend {
     return name;
   }
 
+  /** Records the credentials it is given, as a delivering backend would hand them over. */
+  @Override
+  public boolean deliversCredentials() {
+    return true;
+  }
+
   @Override
   public Probe probe() {
     return available
@@ -220,6 +228,12 @@ final class InMemoryBackend implements SandboxBackend {
         case EXIT -> {
           return new Completion(
               Completion.End.EXIT, OptionalInt.of(script.exitStatus()), "exited by itself");
+        }
+        case RUNTIME_MISMATCH -> {
+          return new Completion(
+              Completion.End.RUNTIME_MISMATCH,
+              OptionalInt.empty(),
+              "the scripted pod was not under gVisor");
         }
         case FAIL_AWAIT ->
             throw new IllegalStateException(

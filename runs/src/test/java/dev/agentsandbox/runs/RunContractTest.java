@@ -308,6 +308,31 @@ class RunContractTest {
   }
 
   @Test
+  void aBackendThatCannotDeliverCredentialsRefusesTheRunAndMintsNothing() {
+    backend =
+        new InMemoryBackend("docker", Isolation.CONTAINER, Clock.systemUTC()) {
+          @Override
+          public boolean deliversCredentials() {
+            return false;
+          }
+        }.script("ok", Script.exits(0, ""));
+    RunService service =
+        service(Map.of("self", spec("self", CredentialSpec.Source.RUN_TOKEN, null)), null);
+    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+        .isInstanceOfSatisfying(
+            RunRefusedException.class,
+            e -> {
+              assertThat(e.refusal()).isEqualTo(Refusal.CREDENTIALS_UNAVAILABLE);
+              assertThat(e.getMessage()).contains("cannot deliver credentials");
+            });
+    assertThat(store.tokens().list()).isEmpty();
+    assertThat(backend.resources()).isEmpty();
+    // without credentials the same backend runs the agent
+    RunService plain = service(Map.of(), null);
+    assertThat(plain.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()))).isNotBlank();
+  }
+
+  @Test
   void invalidLabelsAreRefusedBeforeAnythingIsCreated() {
     RunService service = service(Map.of(), null);
     assertThatThrownBy(

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.Isolation;
@@ -81,6 +80,7 @@ class RunServiceTest {
         .script("hangs", Script.runsUntilStopped())
         .script("nolaunch", new Script(Ending.FAIL_LAUNCH, 0, "", List.of(), false))
         .script("lost", new Script(Ending.FAIL_AWAIT, 0, "", List.of(), false))
+        .script("mismatch", new Script(Ending.RUNTIME_MISMATCH, 0, "", List.of(), false))
         .script("sticky", new Script(Ending.EXIT, 0, "", List.of(), true))
         .script(
             "egress",
@@ -132,7 +132,8 @@ class RunServiceTest {
         new RunSettings("cp-1", RunSettings.DEFAULT_TAIL_BYTES, 100, maxConcurrentRuns, 16),
         Clock.systemUTC(),
         executor,
-        json);
+        json,
+        RunContractServices.basic(store, java.util.Optional.empty()));
   }
 
   private static RunRequest request(String... command) {
@@ -147,8 +148,8 @@ class RunServiceTest {
     return store.runs().find(runId).orElseThrow();
   }
 
-  private static String runId(JsonNode view) {
-    return view.get("run_id").asText();
+  private static String runId(RunView view) {
+    return view.record().runId();
   }
 
   // --- admission ---------------------------------------------------------------------------
@@ -236,7 +237,7 @@ class RunServiceTest {
       }
       // Both slots come back once the runs retire; a new run is admitted then.
       await().atMost(WAIT).until(() -> service.liveCount() == 0);
-      assertThat(service.run(ACTOR, request("ok")).get("status").asText()).isEqualTo("exited");
+      assertThat(service.run(ACTOR, request("ok")).record().status()).isEqualTo(RunStatus.EXITED);
     }
   }
 
@@ -246,12 +247,13 @@ class RunServiceTest {
   void aNormalExitIsRecordedAndTornDown() throws Exception {
     RunService service = service(4);
 
-    JsonNode view = service.run(ACTOR, request("ok"));
+    RunView view = service.run(ACTOR, request("ok"));
 
     String runId = runId(view);
-    assertThat(view.get("status").asText()).isEqualTo("exited");
-    assertThat(view.get("exit_status").asInt()).isZero();
-    assertThat(view.get("output_tail").asText()).isEqualTo("hello\n");
+    assertThat(view.record().status()).isEqualTo(RunStatus.EXITED);
+    assertThat(view.record().exitStatus()).isZero();
+    assertThat(view.outputTail()).isEqualTo("hello\n");
+    assertThat(view.live()).isPresent();
     RunRecord record = stored(runId);
     assertThat(record.status()).isEqualTo(RunStatus.EXITED);
     assertThat(record.outputTail()).isEqualTo("hello\n");
@@ -285,6 +287,21 @@ class RunServiceTest {
     assertThat(teardown.data().get("removed").asBoolean()).isFalse();
     assertThat(teardown.data().get("note").asText()).contains("the launch failed");
     assertThat(backend.teardowns(runId)).isZero();
+    assertThat(backend.resources()).isEmpty();
+  }
+
+  @Test
+  void aRuntimeMismatchIsAFailureWithItsOwnReasonAndAuditRow() throws Exception {
+    String runId = runId(service(4).run(ACTOR, request("mismatch")));
+
+    RunRecord record = stored(runId);
+    assertThat(record.status()).isEqualTo(RunStatus.FAILED);
+    assertThat(record.endReason()).isEqualTo("runtime_mismatch");
+    AuditRow mismatch = audit(RunLifecycle.RUNTIME_MISMATCH, runId).get(0);
+    assertThat(mismatch.data().get("message").asText()).contains("not under gVisor");
+    assertThat(audit(RunLifecycle.FAILURE, runId)).isEmpty();
+    assertThat(audit(RunLifecycle.TEARDOWN, runId).get(0).data().get("end").asText())
+        .isEqualTo("runtime_mismatch");
     assertThat(backend.resources()).isEmpty();
   }
 

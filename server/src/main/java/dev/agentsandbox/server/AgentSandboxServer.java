@@ -16,7 +16,9 @@ import dev.agentsandbox.server.http.ApiHandler;
 import dev.agentsandbox.server.http.Authenticator;
 import dev.agentsandbox.server.http.ErrorMapper;
 import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.Router;
+import dev.agentsandbox.server.http.ServerLimits;
 import dev.agentsandbox.server.http.ServerMetrics;
 import dev.agentsandbox.server.run.RunEndpoints;
 import dev.agentsandbox.store.Store;
@@ -26,6 +28,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
@@ -47,14 +50,17 @@ public final class AgentSandboxServer implements AutoCloseable {
   private final RunService runs;
   private final ExecutorService runExecutor;
   private final AutoCloseable reaping;
+  private final Router router;
 
   private AgentSandboxServer(
       HttpServer http,
       ExecutorService executor,
       RunService runs,
       ExecutorService runExecutor,
-      AutoCloseable reaping) {
+      AutoCloseable reaping,
+      Router router) {
     this.http = http;
+    this.router = router;
     this.executor = executor;
     this.runs = runs;
     this.runExecutor = runExecutor;
@@ -107,9 +113,12 @@ public final class AgentSandboxServer implements AutoCloseable {
             ApiRoutes.table(
                 new HealthEndpoints(store),
                 metrics,
+                OpenApiDocument.load(),
                 new ConfigEndpoints(configs, mapper),
                 new AuditEndpoints(store, mapper),
                 new RunEndpoints(runs, mapper),
+                new BackendEndpoints(wiring.backends(), mapper),
+                ConsoleAssets.fromClasspath(),
                 new dev.agentsandbox.server.run.ArtifactEndpoints(
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
                 new dev.agentsandbox.server.run.TimelineEndpoints(store, mapper),
@@ -122,6 +131,8 @@ public final class AgentSandboxServer implements AutoCloseable {
             metrics,
             mapper,
             MAX_BODY_BYTES);
+    // Before the first server of the JVM: the JDK server reads its limits once (ServerLimits).
+    ServerLimits.apply();
     HttpServer http;
     try {
       http = HttpServer.create(listen, 0);
@@ -148,7 +159,12 @@ public final class AgentSandboxServer implements AutoCloseable {
         new Reaper(wiring.backends(), runs::isLive, store.audit(), Clock.systemUTC(), mapper);
     AutoCloseable reaping = wiring.reaping().apply(reaper::reapOnce);
     http.start();
-    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping);
+    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping, router);
+  }
+
+  /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
+  List<Route> routes() {
+    return router.routes();
   }
 
   /** The address actually bound (with the real port when 0 was asked for). */

@@ -11,8 +11,9 @@ import dev.agentsandbox.server.run.TimelineEndpoints;
 import java.util.List;
 
 /**
- * The one route table: every endpoint with its method, path, the scope it needs (none for health
- * and metrics) and what answers. A new endpoint is one line here.
+ * The one route table: every endpoint with its method, path, the scope it needs (none for health,
+ * metrics and the OpenAPI document) and what answers. A new endpoint is one line here and an
+ * operation in {@code openapi.json}; the tests fail until both agree.
  */
 final class ApiRoutes {
   /** The agent sandbox feature: its configuration, and below it plan, run and runs. */
@@ -27,22 +28,30 @@ final class ApiRoutes {
   static List<Route> table(
       HealthEndpoints health,
       ServerMetrics metrics,
+      OpenApiDocument openApi,
       ConfigEndpoints config,
       AuditEndpoints audit,
       RunEndpoints runs,
+      BackendEndpoints backends,
+      ConsoleAssets console,
       ArtifactEndpoints artifacts,
       TimelineEndpoints timelines,
       JwksEndpoint jwks) {
     return List.of(
+        new Route("GET", "/", null, console::page),
+        new Route("GET", "/console/{name}", null, console::asset),
         new Route("GET", "/healthz", null, health::live),
         new Route("GET", "/readyz", null, health::ready),
         new Route("GET", "/metrics", null, request -> metrics.scrape()),
+        new Route("GET", OpenApiDocument.PATH, null, openApi::serve),
         new Route("GET", FEATURE, Scopes.READ, config::getSandbox),
         new Route("PUT", FEATURE, Scopes.CONFIGURE, config::putSandbox),
         new Route("GET", EGRESS_POLICY, Scopes.READ, config::getEgressPolicy),
         new Route("PUT", EGRESS_POLICY, Scopes.CONFIGURE, config::putEgressPolicy),
         new Route("GET", AUDIT, Scopes.AUDIT_READ, audit::query),
         new Route("GET", AUDIT + "/export", Scopes.AUDIT_READ, audit::export),
+        new Route("GET", AUDIT + "/verify", Scopes.AUDIT_READ, audit::verify),
+        new Route("GET", FEATURE + "/backends", Scopes.READ, backends::list),
         new Route("POST", FEATURE + "/plan", Scopes.READ, runs::plan),
         new Route("POST", FEATURE + "/run", Scopes.RUN, runs::run),
         new Route("POST", RUNS, Scopes.RUN, runs::start),

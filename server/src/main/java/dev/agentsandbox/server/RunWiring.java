@@ -52,6 +52,11 @@ public record RunWiring(
     this(backends, operator, settings, reaping, RunContractServices.Config.NONE);
   }
 
+  /** The same wiring with {@code contract} for artifact storage, JWT keys and commands. */
+  public RunWiring withContract(RunContractServices.Config contract) {
+    return new RunWiring(backends, operator, settings, reaping, contract);
+  }
+
   /** No backends: every run is refused as backend_unavailable; config and audit still work. */
   public static RunWiring none(String instanceId) {
     return new RunWiring(

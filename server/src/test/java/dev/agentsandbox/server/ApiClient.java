@@ -9,12 +9,15 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-/** A real HTTP client against the server under test. */
+/**
+ * A real HTTP client against the server under test, checking each exchange against openapi.json.
+ */
 final class ApiClient {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  /** Every exchange is checked against the OpenAPI document. */
+  private final HttpClient http = ContractCheckedHttpClient.create();
+
   private final String baseUrl;
 
   ApiClient(String baseUrl) {

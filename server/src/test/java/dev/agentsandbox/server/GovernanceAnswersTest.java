@@ -45,7 +45,8 @@ class GovernanceAnswersTest {
       "{\"enabled\":true,\"backend\":\"auto\",\"require_runtime_class\":false,\"agents\":"
           + "{\"helper\":{\"allow\":[\"api.vendor.com\"],\"image\":\"agent-sandbox/workload:latest\","
           + "\"resources\":{\"cpus\":1,\"memory_mb\":512,\"pids\":256},\"scope\":\"helper\","
-          + "\"ttl_seconds\":900}}}";
+          + "\"ttl_seconds\":900,\"credentials\":{},"
+          + "\"outputs\":{\"max_bytes\":16777216,\"max_files\":100}}}}";
 
   @TempDir Path dir;
   ApiFixture api;

@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -138,18 +139,42 @@ public final class RunRepository {
 
   /** The newest {@code limit} (at most 1000) runs, newest first. */
   public List<RunRecord> recent(int limit) {
+    return recent(null, null, null, limit);
+  }
+
+  /**
+   * The newest {@code limit} (at most 1000) runs that match every given filter, newest first.
+   *
+   * @param agent only this agent's runs, or null for all
+   * @param status only runs in this status, or null for all
+   * @param since only runs created at or after this instant, or null for all
+   */
+  public List<RunRecord> recent(String agent, RunStatus status, Instant since, int limit) {
     if (limit < 1) {
       throw new IllegalArgumentException("recent runs limit must be at least 1, got " + limit);
     }
-    return database.read(
-        "list recent runs",
-        c ->
-            select(
-                c,
-                "SELECT "
-                    + COLUMNS
-                    + " FROM run ORDER BY created_at_ms DESC, run_id DESC LIMIT "
-                    + Math.min(limit, MAX_RECENT)));
+    List<String> where = new ArrayList<>();
+    List<Object> parameters = new ArrayList<>();
+    if (agent != null) {
+      where.add("agent = ?");
+      parameters.add(agent);
+    }
+    if (status != null) {
+      where.add("status = ?");
+      parameters.add(status.wireName());
+    }
+    if (since != null) {
+      where.add("created_at_ms >= ?");
+      parameters.add(since.toEpochMilli());
+    }
+    String sql =
+        "SELECT "
+            + COLUMNS
+            + " FROM run"
+            + (where.isEmpty() ? "" : " WHERE " + String.join(" AND ", where))
+            + " ORDER BY created_at_ms DESC, run_id DESC LIMIT "
+            + Math.min(limit, MAX_RECENT);
+    return database.read("list recent runs", c -> select(c, sql, parameters.toArray()));
   }
 
   private static void bind(PreparedStatement statement, RunRecord run) throws SQLException {
@@ -169,12 +194,16 @@ public final class RunRepository {
     statement.setString(14, run.owner());
   }
 
-  private static List<RunRecord> select(Connection connection, String sql, String... parameters)
+  private static List<RunRecord> select(Connection connection, String sql, Object... parameters)
       throws SQLException {
     List<RunRecord> result = new ArrayList<>();
     try (PreparedStatement statement = connection.prepareStatement(sql)) {
       for (int i = 0; i < parameters.length; i++) {
-        statement.setString(i + 1, parameters[i]);
+        if (parameters[i] instanceof Long number) {
+          statement.setLong(i + 1, number);
+        } else {
+          statement.setString(i + 1, (String) parameters[i]);
+        }
       }
       try (ResultSet rows = statement.executeQuery()) {
         while (rows.next()) {

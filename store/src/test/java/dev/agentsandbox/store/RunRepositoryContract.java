@@ -117,6 +117,51 @@ abstract class RunRepositoryContract extends StoreTestBase {
   }
 
   @Test
+  void recentFiltersByAgentStatusAndCreationTimeTogether() {
+    for (int n = 1; n <= 4; n++) {
+      store.runs().insert(pending("run-" + n, START.plusSeconds(n)));
+    }
+    RunRecord other = pending("run-5", START.plusSeconds(5));
+    store
+        .runs()
+        .insert(
+            new RunRecord(
+                other.runId(),
+                "builder",
+                other.backend(),
+                other.runtime(),
+                other.status(),
+                other.command(),
+                other.createdAt(),
+                null,
+                null,
+                null,
+                null,
+                null,
+                other.expiresAt(),
+                other.owner()));
+    store.runs().update(withStatus(store.runs().find("run-2").orElseThrow(), "running"));
+    store.runs().update(withStatus(store.runs().find("run-4").orElseThrow(), "running"));
+
+    assertThat(store.runs().recent("helper", null, null, 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-4", "run-3", "run-2", "run-1");
+    assertThat(store.runs().recent("builder", null, null, 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-5");
+    assertThat(store.runs().recent(null, RunStatus.RUNNING, null, 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-4", "run-2");
+    assertThat(store.runs().recent(null, null, START.plusSeconds(3), 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-5", "run-4", "run-3");
+    assertThat(store.runs().recent("helper", RunStatus.RUNNING, START.plusSeconds(3), 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-4");
+    assertThat(store.runs().recent("nobody", null, null, 10)).isEmpty();
+  }
+
+  @Test
   void unknownStatusIsRefusedByTheRecord() {
     assertThatThrownBy(() -> withStatus(pending("run-1", START), "paused"))
         .isInstanceOf(IllegalArgumentException.class)

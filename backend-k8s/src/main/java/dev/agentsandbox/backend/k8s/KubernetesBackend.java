@@ -9,7 +9,6 @@ import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
-import io.fabric8.kubernetes.api.model.node.v1.RuntimeClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Clock;
@@ -35,6 +34,7 @@ public final class KubernetesBackend implements SandboxBackend {
   private final Clock clock;
   private final BundleFactory factory;
   private final NamespaceReaper reaper;
+  private final RuntimeClassLookup lookup;
 
   public KubernetesBackend(KubernetesClient client, KubernetesBackendConfig config, Clock clock) {
     this.client = Objects.requireNonNull(client, "client");
@@ -42,6 +42,7 @@ public final class KubernetesBackend implements SandboxBackend {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.factory = new BundleFactory(config);
     this.reaper = new NamespaceReaper(client);
+    this.lookup = new RuntimeClassLookup(client, config, clock);
   }
 
   @Override
@@ -49,62 +50,68 @@ public final class KubernetesBackend implements SandboxBackend {
     return NAME;
   }
 
+  /**
+   * What the cluster offers, from an answer at most {@code probeCacheTtl} old, or one lookup waited
+   * on for {@code probeTimeout} at most: a serve start or a plan never waits on an unreachable API
+   * server's retry schedule.
+   */
   @Override
   public Probe probe() {
-    Optional<RuntimeClass> runtimeClass;
-    try {
-      runtimeClass = findRuntimeClass();
-    } catch (KubernetesClientException e) {
-      return Probe.unavailable(NAME, apiFailure(e));
-    }
-    if (runtimeClass.isPresent()) {
-      RuntimeClass found = runtimeClass.get();
-      return new Probe(
-          NAME,
-          true,
-          Isolation.GVISOR,
-          found.getHandler(),
-          "RuntimeClass "
-              + config.runtimeClassName()
-              + " (handler "
-              + found.getHandler()
-              + ")"
-              + " found at "
-              + client.getMasterUrl());
-    }
-    if (config.requireRuntimeClass()) {
-      return Probe.unavailable(NAME, missingRuntimeClass("sandboxes"));
-    }
-    return new Probe(
-        NAME,
-        true,
-        Isolation.CONTAINER,
-        NODE_DEFAULT_RUNTIME,
-        "RuntimeClass "
-            + config.runtimeClassName()
-            + " not found at "
-            + client.getMasterUrl()
-            + ": sandboxes use the node's default runtime behind the same policies"
-            + " (set require_runtime_class to refuse instead)");
+    RuntimeClassLookup.Seen seen = lookup.recent();
+    String when = staleness(seen);
+    return switch (seen.finding()) {
+      case RuntimeClassLookup.Trusted trusted ->
+          new Probe(
+              NAME,
+              true,
+              Isolation.GVISOR,
+              trusted.handler(),
+              "RuntimeClass "
+                  + config.runtimeClassName()
+                  + " (handler "
+                  + trusted.handler()
+                  + ", trusted as gVisor) found at "
+                  + client.getMasterUrl()
+                  + "; each sandbox proves gVisor from inside its pod before the agent starts"
+                  + when);
+      case RuntimeClassLookup.Absent absent ->
+          config.requireRuntimeClass()
+              ? Probe.unavailable(NAME, missingRuntimeClass(absent.why(), "sandboxes") + when)
+              : new Probe(
+                  NAME,
+                  true,
+                  Isolation.CONTAINER,
+                  NODE_DEFAULT_RUNTIME,
+                  absent.why()
+                      + ": sandboxes use the node's default runtime behind the same policies"
+                      + " (set require_runtime_class to refuse instead)"
+                      + when);
+      case RuntimeClassLookup.Unverified unverified ->
+          Probe.unavailable(NAME, unverified.why() + when);
+    };
   }
 
   /**
-   * The bundle a launch would create. Reads only whether the RuntimeClass exists; when the API
-   * cannot be read the plan shows the bundle for a cluster that has it, since that is what a launch
-   * would need. The agent's proxy address is assigned at launch and shown as a marker.
+   * The bundle a launch would create. Reads whether a trusted RuntimeClass exists, as {@link
+   * #probe()} does (bounded and cached); when the API cannot be read the plan shows the bundle for
+   * a cluster that has it, since that is what a launch would need, and says it is unverified. The
+   * agent's proxy address is assigned at launch and shown as a marker.
    */
   @Override
   public SandboxPlan plan(RunSpec spec) {
-    Optional<String> runtimeClass;
-    String runtime;
-    try {
-      Optional<RuntimeClass> found = findRuntimeClass();
-      runtimeClass = found.map(rc -> config.runtimeClassName());
-      runtime = found.map(RuntimeClass::getHandler).orElse(NODE_DEFAULT_RUNTIME);
-    } catch (KubernetesClientException e) {
-      runtimeClass = Optional.of(config.runtimeClassName());
-      runtime = "runsc (not verified: " + apiFailure(e) + ")";
-    }
+    RuntimeClassLookup.Seen seen = lookup.recent();
+    Optional<String> runtimeClass = planned(seen);
+    String runtime =
+        switch (seen.finding()) {
+          case RuntimeClassLookup.Trusted trusted -> trusted.handler();
+          case RuntimeClassLookup.Absent absent -> NODE_DEFAULT_RUNTIME;
+          case RuntimeClassLookup.Unverified unverified ->
+              config.trustedRuntimeHandlers().get(0)
+                  + " (not verified: "
+                  + unverified.why()
+                  + staleness(seen)
+                  + ")";
+        };
     KubernetesBundle bundle = factory.build(spec, runtimeClass, Optional.empty());
     return new SandboxPlan(
         NAME,
@@ -115,34 +122,62 @@ public final class KubernetesBackend implements SandboxBackend {
 
   /** The bundle a launch would create, as fabric8 objects (for {@link KubernetesBundle#toYaml}). */
   public KubernetesBundle bundle(RunSpec spec) {
-    Optional<String> runtimeClass;
-    try {
-      runtimeClass = findRuntimeClass().map(rc -> config.runtimeClassName());
-    } catch (KubernetesClientException e) {
-      runtimeClass = Optional.of(config.runtimeClassName());
-    }
-    return factory.build(spec, runtimeClass, Optional.empty());
+    return factory.build(spec, planned(lookup.recent()), Optional.empty());
+  }
+
+  private Optional<String> planned(RuntimeClassLookup.Seen seen) {
+    return seen.finding() instanceof RuntimeClassLookup.Absent
+        ? Optional.empty()
+        : Optional.of(config.runtimeClassName());
+  }
+
+  /** Says how old a cached answer is, so that nobody takes it for a fresh one. */
+  private String staleness(RuntimeClassLookup.Seen seen) {
+    long age = lookup.age(seen).toSeconds();
+    return age < 1
+        ? ""
+        : " (as of "
+            + age
+            + " s ago; answers are kept "
+            + RuntimeClassLookup.seconds(config.probeCacheTtl())
+            + ")";
   }
 
   @Override
   public Sandbox launch(RunSpec spec, SandboxListener listener) {
     Objects.requireNonNull(spec, "spec");
     Objects.requireNonNull(listener, "listener");
-    Optional<RuntimeClass> runtimeClass;
+    RuntimeClassLookup.Finding finding;
     try {
-      runtimeClass = findRuntimeClass();
+      finding = lookup.now();
     } catch (KubernetesClientException e) {
       throw new UnableToLaunchSandboxException(
-          "launch of run " + spec.runId() + " on Kubernetes: " + apiFailure(e), e);
+          "launch of run " + spec.runId() + " on Kubernetes: " + lookup.apiFailure(e), e);
     }
-    if (runtimeClass.isEmpty() && (config.requireRuntimeClass() || spec.requireRuntimeClass())) {
-      throw new UnableToLaunchSandboxException(
-          "launch of run " + spec.runId() + " on Kubernetes refused: " + missingRuntimeClass("it"));
+    Optional<String> runtimeClassName;
+    String runtime;
+    if (finding instanceof RuntimeClassLookup.Trusted trusted) {
+      runtimeClassName = Optional.of(config.runtimeClassName());
+      runtime = trusted.handler();
+    } else {
+      String why = ((RuntimeClassLookup.Absent) finding).why();
+      if (config.requireRuntimeClass() || spec.requireRuntimeClass()) {
+        throw new UnableToLaunchSandboxException(
+            "launch of run "
+                + spec.runId()
+                + " on Kubernetes refused: "
+                + missingRuntimeClass(why, "it"));
+      }
+      runtimeClassName = Optional.empty();
+      runtime = NODE_DEFAULT_RUNTIME;
     }
-    Optional<String> runtimeClassName = runtimeClass.map(rc -> config.runtimeClassName());
-    String runtime = runtimeClass.map(RuntimeClass::getHandler).orElse(NODE_DEFAULT_RUNTIME);
     SandboxLauncher launcher = new SandboxLauncher(client, config, clock, factory);
     return launcher.launch(spec, runtimeClassName, runtime, listener);
+  }
+
+  /** How many RuntimeClass lookups probe and plan started (for tests). */
+  int runtimeLookupsStarted() {
+    return lookup.lookupsStarted();
   }
 
   @Override
@@ -150,30 +185,12 @@ public final class KubernetesBackend implements SandboxBackend {
     return reaper.reap(now, isLive);
   }
 
-  private Optional<RuntimeClass> findRuntimeClass() {
-    return Optional.ofNullable(client.runtimeClasses().withName(config.runtimeClassName()).get());
-  }
-
-  private String missingRuntimeClass(String subject) {
-    return "RuntimeClass "
-        + config.runtimeClassName()
-        + " not found at "
-        + client.getMasterUrl()
-        + " and require_runtime_class is on, so "
+  private static String missingRuntimeClass(String why, String subject) {
+    return why
+        + " and gVisor is required, so "
         + subject
         + " will not fall back to the node's default runtime (install runsc on the nodes, add it"
         + " to containerd's config and apply deploy/k3s/sandbox/runtimeclass-gvisor.yaml; see"
         + " docs/backends/k8s.md)";
-  }
-
-  private String apiFailure(KubernetesClientException e) {
-    return "reading RuntimeClass "
-        + config.runtimeClassName()
-        + " from the Kubernetes API at "
-        + client.getMasterUrl()
-        + " failed: "
-        + Messages.of(e)
-        + " (check the kubeconfig or in-cluster ServiceAccount and the ClusterRole in"
-        + " deploy/k3s/sandbox/agent-sandbox.yaml)";
   }
 }

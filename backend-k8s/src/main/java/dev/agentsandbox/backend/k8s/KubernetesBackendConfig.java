@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend.k8s;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -24,6 +25,15 @@ import java.util.regex.Pattern;
  * @param jobTtlAfterFinished how long a finished Job stays for inspection before Kubernetes removes
  *     it (the namespace is deleted at teardown anyway)
  * @param outputTailLines how many lines of the agent's log are collected
+ * @param trustedRuntimeHandlers the RuntimeClass handlers that mean gVisor ({@code runsc}); a
+ *     RuntimeClass with any other handler is treated as absent, whatever its name
+ * @param probeTimeout how long {@code probe} and {@code plan} wait for the API's answer about the
+ *     RuntimeClass before answering without it
+ * @param probeCacheTtl how long that answer is reused by {@code probe} and {@code plan} (a launch
+ *     always asks afresh)
+ * @param nodeCidrs the nodes' addresses, excepted from the proxy's public egress (nodes with public
+ *     addresses would otherwise be reachable on the kubelet's port)
+ * @param apiServerCidrs the API server's addresses, excepted from the proxy's public egress
  */
 public record KubernetesBackendConfig(
     String proxyImage,
@@ -39,7 +49,12 @@ public record KubernetesBackendConfig(
     Duration proxyReadyTimeout,
     Duration pollInterval,
     Duration jobTtlAfterFinished,
-    int outputTailLines) {
+    int outputTailLines,
+    List<String> trustedRuntimeHandlers,
+    Duration probeTimeout,
+    Duration probeCacheTtl,
+    List<String> nodeCidrs,
+    List<String> apiServerCidrs) {
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
   private static final Pattern PSS_VERSION = Pattern.compile("v1\\.[0-9]{1,3}");
 
@@ -72,6 +87,15 @@ public record KubernetesBackendConfig(
     if (outputTailLines < 1) {
       throw new IllegalArgumentException("outputTailLines must be positive: " + outputTailLines);
     }
+    trustedRuntimeHandlers = List.copyOf(trustedRuntimeHandlers);
+    if (trustedRuntimeHandlers.isEmpty()) {
+      throw new IllegalArgumentException("trustedRuntimeHandlers is empty");
+    }
+    trustedRuntimeHandlers.forEach(h -> requireLabel("trustedRuntimeHandlers", h));
+    requirePositive("probeTimeout", probeTimeout);
+    requirePositive("probeCacheTtl", probeCacheTtl);
+    nodeCidrs = ClusterCidrs.parse("nodeCidrs", nodeCidrs);
+    apiServerCidrs = ClusterCidrs.parse("apiServerCidrs", apiServerCidrs);
   }
 
   /** The defaults for a k3s cluster with CoreDNS in {@code kube-system} and gVisor installed. */
@@ -90,7 +114,12 @@ public record KubernetesBackendConfig(
         Duration.ofSeconds(60),
         Duration.ofSeconds(1),
         Duration.ofMinutes(5),
-        200);
+        200,
+        List.of("runsc"),
+        Duration.ofMillis(1500),
+        Duration.ofSeconds(10),
+        List.of(),
+        List.of());
   }
 
   /** This configuration with {@link #requireRuntimeClass} set as given. */
@@ -109,7 +138,12 @@ public record KubernetesBackendConfig(
         proxyReadyTimeout,
         pollInterval,
         jobTtlAfterFinished,
-        outputTailLines);
+        outputTailLines,
+        trustedRuntimeHandlers,
+        probeTimeout,
+        probeCacheTtl,
+        nodeCidrs,
+        apiServerCidrs);
   }
 
   /** This configuration with {@link #dualStack} set as given. */
@@ -128,7 +162,12 @@ public record KubernetesBackendConfig(
         proxyReadyTimeout,
         pollInterval,
         jobTtlAfterFinished,
-        outputTailLines);
+        outputTailLines,
+        trustedRuntimeHandlers,
+        probeTimeout,
+        probeCacheTtl,
+        nodeCidrs,
+        apiServerCidrs);
   }
 
   /** This configuration with the given launch and polling timings. */
@@ -147,7 +186,86 @@ public record KubernetesBackendConfig(
         proxyReady,
         poll,
         jobTtlAfterFinished,
-        outputTailLines);
+        outputTailLines,
+        trustedRuntimeHandlers,
+        probeTimeout,
+        probeCacheTtl,
+        nodeCidrs,
+        apiServerCidrs);
+  }
+
+  /** This configuration with the given RuntimeClass handlers trusted as gVisor. */
+  public KubernetesBackendConfig withTrustedRuntimeHandlers(List<String> handlers) {
+    return new KubernetesBackendConfig(
+        proxyImage,
+        proxyPort,
+        dnsNamespace,
+        dnsPodLabels,
+        dualStack,
+        runtimeClassName,
+        requireRuntimeClass,
+        controlPlaneNamespace,
+        podSecurityVersion,
+        quota,
+        proxyReadyTimeout,
+        pollInterval,
+        jobTtlAfterFinished,
+        outputTailLines,
+        handlers,
+        probeTimeout,
+        probeCacheTtl,
+        nodeCidrs,
+        apiServerCidrs);
+  }
+
+  /** This configuration with the given probe time-out and cache lifetime. */
+  public KubernetesBackendConfig withProbe(Duration timeout, Duration cacheTtl) {
+    return new KubernetesBackendConfig(
+        proxyImage,
+        proxyPort,
+        dnsNamespace,
+        dnsPodLabels,
+        dualStack,
+        runtimeClassName,
+        requireRuntimeClass,
+        controlPlaneNamespace,
+        podSecurityVersion,
+        quota,
+        proxyReadyTimeout,
+        pollInterval,
+        jobTtlAfterFinished,
+        outputTailLines,
+        trustedRuntimeHandlers,
+        timeout,
+        cacheTtl,
+        nodeCidrs,
+        apiServerCidrs);
+  }
+
+  /**
+   * This configuration with the given node and API server addresses kept from the proxy's egress.
+   */
+  public KubernetesBackendConfig withClusterCidrs(List<String> nodes, List<String> apiServers) {
+    return new KubernetesBackendConfig(
+        proxyImage,
+        proxyPort,
+        dnsNamespace,
+        dnsPodLabels,
+        dualStack,
+        runtimeClassName,
+        requireRuntimeClass,
+        controlPlaneNamespace,
+        podSecurityVersion,
+        quota,
+        proxyReadyTimeout,
+        pollInterval,
+        jobTtlAfterFinished,
+        outputTailLines,
+        trustedRuntimeHandlers,
+        probeTimeout,
+        probeCacheTtl,
+        nodes,
+        apiServers);
   }
 
   private static void requireLabel(String what, String value) {

@@ -139,6 +139,21 @@ final class KubernetesSandbox implements Sandbox {
   }
 
   private Completion finish(JobCondition condition) {
+    Optional<String> mismatch = runtimeMismatch();
+    if (mismatch.isPresent()) {
+      collect();
+      return new Completion(
+          End.RUNTIME_MISMATCH,
+          OptionalInt.empty(),
+          "the "
+              + SandboxPods.RUNTIME_CHECK
+              + " init container found that the agent's pod does not run under gVisor, so the"
+              + " agent's command never ran: "
+              + mismatch.get()
+              + " (check RuntimeClass handlers and runsc on node "
+              + nodeOfAgent().orElse("unknown")
+              + "; docs/backends/k8s.md)");
+    }
     OptionalInt exit = exitStatus();
     collect();
     if ("Complete".equals(condition.getType())) {
@@ -215,6 +230,46 @@ final class KubernetesSandbox implements Sandbox {
             .list()
             .getItems();
     return pods.stream().findFirst();
+  }
+
+  /**
+   * What the runtime check said when it failed, or empty when it passed, did not run or is absent.
+   */
+  private Optional<String> runtimeMismatch() {
+    try {
+      Optional<Pod> pod = agentPod();
+      if (pod.isEmpty()
+          || pod.get().getStatus() == null
+          || pod.get().getStatus().getInitContainerStatuses() == null) {
+        return Optional.empty();
+      }
+      return pod.get().getStatus().getInitContainerStatuses().stream()
+          .filter(s -> SandboxPods.RUNTIME_CHECK.equals(s.getName()))
+          .filter(s -> s.getState() != null && s.getState().getTerminated() != null)
+          .map(s -> s.getState().getTerminated())
+          .filter(t -> t.getExitCode() != null && t.getExitCode() != 0)
+          .map(
+              t ->
+                  "exit status "
+                      + t.getExitCode()
+                      + (t.getMessage() == null || t.getMessage().isBlank()
+                          ? ""
+                          : ", " + Messages.of(new IllegalStateException(t.getMessage()))))
+          .findFirst();
+    } catch (KubernetesClientException e) {
+      return Optional.empty();
+    }
+  }
+
+  private Optional<String> nodeOfAgent() {
+    try {
+      return agentPod()
+          .map(Pod::getSpec)
+          .map(io.fabric8.kubernetes.api.model.PodSpec::getNodeName)
+          .filter(n -> !n.isBlank());
+    } catch (KubernetesClientException e) {
+      return Optional.empty();
+    }
   }
 
   private OptionalInt exitStatus() {

@@ -1,5 +1,6 @@
 package dev.agentsandbox.backend.k8s;
 
+import dev.agentsandbox.policy.net.Cidr;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
@@ -124,17 +125,30 @@ final class NetworkFence {
                     .build())
             .withPorts(port("UDP", 53), port("TCP", 53))
             .build());
+    // The nodes (kubelet 10250) and the API server are out of the proxy's reach even when their
+    // addresses are public, or inside a range the operator declared internal.
+    List<Cidr> machinery =
+        java.util.stream.Stream.concat(
+                config.nodeCidrs().stream(), config.apiServerCidrs().stream())
+            .map(Cidr::parse)
+            .toList();
     List<NetworkPolicyPeer> publicPeers = new ArrayList<>();
-    publicPeers.add(ipBlock("0.0.0.0/0", IPV4_EXCEPT));
+    publicPeers.add(
+        ipBlock("0.0.0.0/0", withMachinery(IPV4_EXCEPT, Cidr.parse("0.0.0.0/0"), machinery)));
     if (config.dualStack()) {
-      publicPeers.add(ipBlock("::/0", IPV6_EXCEPT));
+      publicPeers.add(ipBlock("::/0", withMachinery(IPV6_EXCEPT, Cidr.parse("::/0"), machinery)));
     }
     egress.add(new NetworkPolicyEgressRuleBuilder().withTo(publicPeers).build());
-    if (!internalCidrs.isEmpty()) {
-      egress.add(
-          new NetworkPolicyEgressRuleBuilder()
-              .withTo(internalCidrs.stream().map(cidr -> ipBlock(cidr, List.of())).toList())
-              .build());
+    List<NetworkPolicyPeer> internalPeers = new ArrayList<>();
+    for (String text : internalCidrs) {
+      Cidr internal = Cidr.parse(text);
+      boolean allMachinery = machinery.stream().anyMatch(m -> within(internal, m));
+      if (!allMachinery) {
+        internalPeers.add(ipBlock(text, withMachinery(List.of(), internal, machinery)));
+      }
+    }
+    if (!internalPeers.isEmpty()) {
+      egress.add(new NetworkPolicyEgressRuleBuilder().withTo(internalPeers).build());
     }
     return new NetworkPolicyBuilder()
         .withNewMetadata()
@@ -152,6 +166,24 @@ final class NetworkFence {
         .withEgress(egress)
         .endSpec()
         .build();
+  }
+
+  /** {@code except} plus the cluster machinery's ranges that lie inside {@code block}. */
+  private static List<String> withMachinery(List<String> except, Cidr block, List<Cidr> machinery) {
+    List<String> all = new ArrayList<>(except);
+    for (Cidr range : machinery) {
+      if (within(range, block) && !range.equals(block) && !all.contains(range.toString())) {
+        all.add(range.toString());
+      }
+    }
+    return all;
+  }
+
+  /** Whether {@code inner} lies entirely inside {@code outer}. */
+  private static boolean within(Cidr inner, Cidr outer) {
+    return inner.isIpv6() == outer.isIpv6()
+        && inner.prefixLength() >= outer.prefixLength()
+        && outer.contains(inner.network());
   }
 
   private static NetworkPolicyPeer ipBlock(String cidr, List<String> except) {

@@ -28,7 +28,36 @@ final class SandboxPods {
   /** The variable the proxy image's launcher reads the policy document from. */
   static final String POLICY_ENV = "AGENT_SANDBOX_PROXY_POLICY";
 
+  /** The agent pod's init container that proves gVisor before the agent's command runs. */
+  static final String RUNTIME_CHECK = "runtime-check";
+
+  /** The runtime check's exit status when the pod's kernel is not gVisor's. */
+  static final int RUNTIME_MISMATCH_EXIT = 86;
+
+  /**
+   * The runtime check. gVisor's kernel keeps its own log, which it starts with the line "Starting
+   * gVisor..." and serves to any user through syslog(2); a Linux kernel's log never starts so, and
+   * under runc an unprivileged container cannot read the host's log at all (dmesg_restrict). So the
+   * check fails closed: no log, or any other first line, is a mismatch. It runs in the proxy's
+   * image (busybox), which the nodes already pull, so the agent's image needs no shell.
+   */
+  static final String RUNTIME_CHECK_SCRIPT =
+      "first=\"$(dmesg 2>/dev/null | head -n 1)\"\n"
+          + "case \"$first\" in\n"
+          + "  *'Starting gVisor'*) echo 'agent-sandbox runtime check: gVisor'; exit 0 ;;\n"
+          + "esac\n"
+          + "echo \"agent-sandbox runtime check: this pod does not run under gVisor (its kernel log"
+          + " does not start with gVisor's banner; kernel $(uname -r)); the RuntimeClass's handler"
+          + " does not lead to runsc on this node\" >&2\n"
+          + "exit "
+          + RUNTIME_MISMATCH_EXIT
+          + "\n";
+
   private static final long NON_ROOT_UID = 65532L;
+
+  // At most the agent's own minimum (0.1 CPU, 64 MiB), so the pod's quota is the agent's.
+  private static final long RUNTIME_CHECK_CPU_MILLIS = 100;
+  private static final int RUNTIME_CHECK_MEMORY_MB = 64;
 
   private final KubernetesBackendConfig config;
 
@@ -88,10 +117,23 @@ final class SandboxPods {
     }
     List<EnvVar> envVars =
         env.entrySet().stream().map(e -> new EnvVar(e.getKey(), e.getValue(), null)).toList();
-    return hardenedPod(runtimeClass)
-        .withRestartPolicy("Never")
-        .withVolumes(scratch("tmp"), scratch("workspace"))
-        .addToContainers(
+    PodSpecBuilder pod =
+        hardenedPod(runtimeClass)
+            .withRestartPolicy("Never")
+            .withVolumes(scratch("tmp"), scratch("workspace"));
+    if (runtimeClass.isPresent()) {
+      // Under gVisor, the pod proves it before the agent's command runs; a failure fails the Job.
+      pod.addToInitContainers(
+          new ContainerBuilder()
+              .withName(RUNTIME_CHECK)
+              .withImage(config.proxyImage())
+              .withCommand("/bin/sh", "-c", RUNTIME_CHECK_SCRIPT)
+              .withTerminationMessagePolicy("FallbackToLogsOnError")
+              .withResources(resources(RUNTIME_CHECK_CPU_MILLIS, RUNTIME_CHECK_MEMORY_MB))
+              .withSecurityContext(hardenedContainer())
+              .build());
+    }
+    return pod.addToContainers(
             new ContainerBuilder()
                 .withName(BundleFactory.AGENT_CONTAINER)
                 .withImage(spec.image())

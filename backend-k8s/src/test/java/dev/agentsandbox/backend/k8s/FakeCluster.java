@@ -1,5 +1,7 @@
 package dev.agentsandbox.backend.k8s;
 
+import static org.awaitility.Awaitility.await;
+
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
@@ -9,7 +11,6 @@ import io.fabric8.kubernetes.api.model.batch.v1.JobStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Plays the controllers the mock API server does not run: it gives the proxy's Service a ClusterIP,
@@ -47,41 +49,48 @@ final class FakeCluster implements AutoCloseable {
     running.add(
         controllers.submit(
             () -> {
-              Instant until = Instant.now().plus(Duration.ofSeconds(20));
-              boolean ipSet = false;
-              boolean podSet = false;
-              while (!(ipSet && podSet) && Instant.now().isBefore(until)) {
-                Service service =
-                    client.services().inNamespace(ns).withName(BundleFactory.PROXY).get();
-                if (!ipSet && service != null && ip != null) {
-                  client
-                      .services()
-                      .inNamespace(ns)
-                      .withName(BundleFactory.PROXY)
-                      .edit(
-                          s -> {
-                            s.getSpec().setClusterIP(ip);
-                            return s;
-                          });
-                  ipSet = true;
-                }
-                Pod pod = client.pods().inNamespace(ns).withName(BundleFactory.PROXY).get();
-                if (!podSet && pod != null) {
-                  pod.setStatus(
-                      new PodStatusBuilder()
-                          .withPhase(phase)
-                          .addNewCondition()
-                          .withType("Ready")
-                          .withStatus(ready ? "True" : "False")
-                          .endCondition()
-                          .build());
-                  client.pods().inNamespace(ns).resource(pod).updateStatus();
-                  podSet = true;
-                }
-                if (ip == null && podSet) {
-                  return null;
-                }
-                Thread.sleep(10);
+              boolean[] ipSet = {false};
+              boolean[] podSet = {false};
+              try {
+                // Polls like a controller would watch; bounded, since a launch that fails early
+                // never creates the objects.
+                await()
+                    .atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(
+                        () -> {
+                          Service service =
+                              client.services().inNamespace(ns).withName(BundleFactory.PROXY).get();
+                          if (!ipSet[0] && service != null && ip != null) {
+                            client
+                                .services()
+                                .inNamespace(ns)
+                                .withName(BundleFactory.PROXY)
+                                .edit(
+                                    s -> {
+                                      s.getSpec().setClusterIP(ip);
+                                      return s;
+                                    });
+                            ipSet[0] = true;
+                          }
+                          Pod pod =
+                              client.pods().inNamespace(ns).withName(BundleFactory.PROXY).get();
+                          if (!podSet[0] && pod != null) {
+                            pod.setStatus(
+                                new PodStatusBuilder()
+                                    .withPhase(phase)
+                                    .addNewCondition()
+                                    .withType("Ready")
+                                    .withStatus(ready ? "True" : "False")
+                                    .endCondition()
+                                    .build());
+                            client.pods().inNamespace(ns).resource(pod).updateStatus();
+                            podSet[0] = true;
+                          }
+                          return podSet[0] && (ipSet[0] || ip == null);
+                        });
+              } catch (ConditionTimeoutException e) {
+                // The launch never created them: nothing to serve, as on a real cluster.
               }
               return null;
             }));
@@ -119,6 +128,50 @@ final class FakeCluster implements AutoCloseable {
           .endState();
     }
     pod.setStatus(container.endContainerStatus().build());
+    client.pods().inNamespace(ns).resource(pod).updateStatus();
+  }
+
+  /**
+   * The agent's pod as the kubelet leaves it when the runtime check fails: the init container
+   * terminated with the check's exit status and message, the agent's container never started.
+   */
+  void agentPodFailingRuntimeCheck(String runId, String message) {
+    String ns = BundleFactory.namespaceOf(runId);
+    Job job = client.batch().v1().jobs().inNamespace(ns).withName(BundleFactory.JOB).get();
+    Map<String, String> labels =
+        new TreeMap<>(job.getSpec().getTemplate().getMetadata().getLabels());
+    Pod pod =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName(AGENT_POD)
+            .withNamespace(ns)
+            .withLabels(labels)
+            .endMetadata()
+            .withSpec(job.getSpec().getTemplate().getSpec())
+            .build();
+    pod.getSpec().setNodeName("node-7");
+    client.pods().inNamespace(ns).resource(pod).create();
+    pod.setStatus(
+        new PodStatusBuilder()
+            .withPhase("Failed")
+            .addNewInitContainerStatus()
+            .withName(SandboxPods.RUNTIME_CHECK)
+            .withNewState()
+            .withNewTerminated()
+            .withExitCode(SandboxPods.RUNTIME_MISMATCH_EXIT)
+            .withMessage(message)
+            .endTerminated()
+            .endState()
+            .endInitContainerStatus()
+            .addNewContainerStatus()
+            .withName(BundleFactory.AGENT_CONTAINER)
+            .withNewState()
+            .withNewWaiting()
+            .withReason("PodInitializing")
+            .endWaiting()
+            .endState()
+            .endContainerStatus()
+            .build());
     client.pods().inNamespace(ns).resource(pod).updateStatus();
   }
 

@@ -46,4 +46,32 @@ class FenceProbeFileTest {
           .isEqualTo(generated.get(i).getSpec());
     }
   }
+
+  @Test
+  void verifyFenceRunsTheBackendsOwnRuntimeCheck() throws IOException {
+    Path check = FILE.resolveSibling("runtime-check.sh");
+    assertThat(Files.readString(check)).isEqualTo(SandboxPods.RUNTIME_CHECK_SCRIPT);
+  }
+
+  @Test
+  void verifyFenceParsesAndAnswersItsUsage() throws Exception {
+    Path script = FILE.resolveSibling("verify-fence.sh");
+    assertThat(run("bash", "-n", script.toString())).isZero();
+    assertThat(run("bash", script.toString(), "--help")).isZero();
+    assertThat(run("bash", script.toString(), "--no-such-option")).isEqualTo(64);
+    assertThat(run("bash", script.toString())).as("no --proxy-image").isEqualTo(64);
+  }
+
+  private static int run(String... command) throws Exception {
+    Process process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      throw new AssertionError(String.join(" ", command) + " did not end within 30 s");
+    }
+    return process.exitValue();
+  }
 }

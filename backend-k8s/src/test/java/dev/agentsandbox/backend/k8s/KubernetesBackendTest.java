@@ -20,6 +20,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -74,6 +76,10 @@ class KubernetesBackendTest {
   }
 
   private static void installGvisor() {
+    installRuntimeClass("runsc");
+  }
+
+  private static void installRuntimeClass(String handler) {
     client
         .runtimeClasses()
         .resource(
@@ -81,9 +87,9 @@ class KubernetesBackendTest {
                 .withNewMetadata()
                 .withName("gvisor")
                 .endMetadata()
-                .withHandler("runsc")
+                .withHandler(handler)
                 .build())
-        .create();
+        .createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
   }
 
   private static boolean namespaceExists(String runId) {
@@ -97,6 +103,54 @@ class KubernetesBackendTest {
     assertThat(probe.available()).isTrue();
     assertThat(probe.isolation()).isEqualTo(Isolation.GVISOR);
     assertThat(probe.runtime()).isEqualTo("runsc");
+  }
+
+  @Test
+  void aRuntimeClassWhoseHandlerIsNotTrustedCountsAsAbsent() {
+    // Named gvisor, but it runs pods under runc: hostile code must never silently run so.
+    installRuntimeClass("runc");
+    Probe plain = backend().probe();
+    assertThat(plain.isolation()).isEqualTo(Isolation.CONTAINER);
+    assertThat(plain.runtime()).isEqualTo(KubernetesBackend.NODE_DEFAULT_RUNTIME);
+    assertThat(plain.detail())
+        .contains("has handler runc, not one of the trusted gVisor handlers [runsc]");
+    Probe strict = backend(Specs.config().withRequireRuntimeClass(true)).probe();
+    assertThat(strict.available()).isFalse();
+    assertThat(strict.detail()).contains("has handler runc");
+    SandboxPlan plan = backend().plan(Specs.spec("h0"));
+    assertThat(plan.isolation()).isEqualTo(Isolation.CONTAINER);
+    assertThat(String.valueOf(plan.manifests().get(plan.manifests().size() - 1).body()))
+        .doesNotContain("runtimeClassName", SandboxPods.RUNTIME_CHECK);
+    assertThatThrownBy(() -> backend().launch(Specs.spec("h1", List.of(), true), listener))
+        .isInstanceOf(UnableToLaunchSandboxException.class)
+        .hasMessageContaining("refused")
+        .hasMessageContaining("has handler runc");
+    assertThat(namespaceExists("h1")).isFalse();
+    // An operator who installed runsc under another handler name says so.
+    KubernetesBackend trusting =
+        backend(Specs.config().withTrustedRuntimeHandlers(List.of("runsc", "runc")));
+    assertThat(trusting.probe().isolation()).isEqualTo(Isolation.GVISOR);
+  }
+
+  @Test
+  void aPodThatIsNotUnderGvisorEndsTheRunAsARuntimeMismatch() throws Exception {
+    installGvisor();
+    cluster.serveProxy("m1", "10.43.7.10");
+    Sandbox sandbox = backend().launch(Specs.spec("m1"), listener);
+    Job job =
+        client.batch().v1().jobs().inNamespace("agent-run-m1").withName(BundleFactory.JOB).get();
+    assertThat(job.getSpec().getTemplate().getSpec().getInitContainers())
+        .singleElement()
+        .satisfies(c -> assertThat(c.getName()).isEqualTo(SandboxPods.RUNTIME_CHECK));
+    cluster.agentPodFailingRuntimeCheck(
+        "m1", "agent-sandbox runtime check: this pod does not run under gVisor");
+    cluster.finishJob("m1", "Failed", "BackoffLimitExceeded");
+    Completion completion = sandbox.await(Instant.now().plusSeconds(30));
+    assertThat(completion.end()).isEqualTo(End.RUNTIME_MISMATCH);
+    assertThat(completion.exitStatus()).isEmpty();
+    assertThat(completion.detail())
+        .contains("does not run under gVisor", "never ran", "node-7", "exit status 86");
+    sandbox.teardown();
   }
 
   @Test
@@ -126,6 +180,46 @@ class KubernetesBackendTest {
       Probe probe = new KubernetesBackend(nowhere, Specs.config(), Clock.systemUTC()).probe();
       assertThat(probe.available()).isFalse();
       assertThat(probe.detail()).contains("https://127.0.0.1:1", "failed", "ClusterRole");
+    }
+  }
+
+  @Test
+  void planWithoutAnAnsweringApiServerWaitsOnlyTheProbeTimeOutAndSaysItIsStale() throws Exception {
+    // A loopback listener that never answers: the TLS handshake hangs, as against a black-holed
+    // API server, and fabric8 would retry for tens of seconds.
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        KubernetesClient nowhere =
+            new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+                .withConfig(
+                    new io.fabric8.kubernetes.client.ConfigBuilder(
+                            io.fabric8.kubernetes.client.Config.empty())
+                        .withMasterUrl("https://127.0.0.1:" + silent.getLocalPort())
+                        .build())
+                .build()) {
+      TestClock clock = new TestClock(Instant.parse("2030-01-01T00:00:00Z"));
+      KubernetesBackend backend = new KubernetesBackend(nowhere, Specs.config(), clock);
+      long started = System.nanoTime();
+      SandboxPlan plan = backend.plan(Specs.spec("s1"));
+      long planMillis = (System.nanoTime() - started) / 1_000_000;
+      assertThat(plan.runtime())
+          .contains(
+              "not verified",
+              "no answer from the Kubernetes API at https://127.0.0.1:" + silent.getLocalPort(),
+              "within 1.5 s");
+      // The plan shows the bundle a launch would need: the RuntimeClass and the runtime check.
+      assertThat(plan.isolation()).isEqualTo(Isolation.GVISOR);
+      assertThat(String.valueOf(plan.manifests().get(plan.manifests().size() - 1).body()))
+          .contains("runtimeClassName=gvisor", SandboxPods.RUNTIME_CHECK);
+
+      clock.advance(Duration.ofSeconds(4));
+      Probe probe = backend.probe();
+      assertThat(probe.available()).isFalse();
+      assertThat(probe.detail()).contains("no answer", "(as of 4 s ago; answers are kept 10 s)");
+      clock.advance(Duration.ofSeconds(10));
+      // Past the cache's lifetime: the one lookup still in flight is waited on again, not doubled.
+      assertThat(backend.plan(Specs.spec("s2")).runtime()).contains("no answer");
+      assertThat(backend.runtimeLookupsStarted()).isEqualTo(1);
+      System.out.println("plan against a silent API server answered in " + planMillis + " ms");
     }
   }
 
@@ -409,6 +503,33 @@ class KubernetesBackendTest {
       }
     }
     return posts;
+  }
+
+  private static final class TestClock extends Clock {
+    private final java.util.concurrent.atomic.AtomicReference<Instant> now;
+
+    TestClock(Instant start) {
+      this.now = new java.util.concurrent.atomic.AtomicReference<>(start);
+    }
+
+    void advance(Duration by) {
+      now.updateAndGet(t -> t.plus(by));
+    }
+
+    @Override
+    public Instant instant() {
+      return now.get();
+    }
+
+    @Override
+    public java.time.ZoneId getZone() {
+      return java.time.ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
   }
 
   private static final class Recorder implements SandboxListener {

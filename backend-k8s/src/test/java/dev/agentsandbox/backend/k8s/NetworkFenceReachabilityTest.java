@@ -206,6 +206,45 @@ class NetworkFenceReachabilityTest {
     assertThat(reachability.canReach(PROXY, ip("10.20.0.7"), 443, "TCP")).isFalse();
   }
 
+  @Test
+  void theProxyCannotReachNodesOrTheApiServerEvenAtPublicOrInternalAddresses() {
+    KubernetesBundle fenced =
+        new BundleFactory(
+                Specs.config()
+                    .withDualStack(true)
+                    .withClusterCidrs(
+                        List.of("203.0.113.0/24", "10.20.5.0/24", "2001:db8:7::/48"),
+                        List.of("198.51.100.10/32")))
+            .build(
+                Specs.spec("r42", List.of("10.20.0.0/16"), false),
+                Optional.of("gvisor"),
+                Optional.of("10.43.7.9"));
+    PolicyReachability reachability = new PolicyReachability(policies(fenced));
+    assertThat(reachability.canReach(PROXY, ip("203.0.113.7"), 10250, "TCP"))
+        .as("a node's public address, kubelet port")
+        .isFalse();
+    assertThat(reachability.canReach(PROXY, ip("198.51.100.10"), 6443, "TCP"))
+        .as("the API server's public address")
+        .isFalse();
+    assertThat(reachability.canReach(PROXY, ip("2001:db8:7::5"), 10250, "TCP"))
+        .as("a node's IPv6 address")
+        .isFalse();
+    assertThat(reachability.canReach(PROXY, ip("10.20.5.9"), 10250, "TCP"))
+        .as("a node inside a declared internal range")
+        .isFalse();
+    assertThat(reachability.canReach(PROXY, ip("10.20.0.7"), 443, "TCP"))
+        .as("the rest of the internal range")
+        .isTrue();
+    assertThat(reachability.canReach(PROXY, ip("93.184.216.34"), 443, "TCP"))
+        .as("the public internet")
+        .isTrue();
+    // Without the configuration, the same public node address is open: the test can fail.
+    assertThat(
+            new PolicyReachability(policies(BUNDLE))
+                .canReach(PROXY, ip("203.0.113.7"), 10250, "TCP"))
+        .isTrue();
+  }
+
   static Stream<Arguments> edits() {
     return Stream.of(
         edit(

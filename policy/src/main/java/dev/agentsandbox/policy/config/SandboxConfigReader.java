@@ -84,7 +84,7 @@ final class SandboxConfigReader {
                   "backend",
                   "'"
                       + TreeReader.echo(name)
-                      + "' is not a backend (auto, k8s, firecracker or docker)");
+                      + "' is not a backend (auto, k8s, firecracker, microvm or docker)");
               return Backend.AUTO;
             });
   }

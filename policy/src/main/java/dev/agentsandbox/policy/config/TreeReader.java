@@ -108,9 +108,7 @@ final class TreeReader {
       problem(path, "must be a whole number, not " + number.toPlainString());
       return absent;
     }
-    if (number.compareTo(BigDecimal.valueOf(min)) < 0
-        || number.compareTo(BigDecimal.valueOf(max)) > 0) {
-      problem(path, "must be from " + min + " to " + max + ", not " + echo(number.toPlainString()));
+    if (!within(path, number, min, max)) {
       return absent;
     }
     return number.intValueExact();
@@ -124,12 +122,23 @@ final class TreeReader {
     if (number == null) {
       return absent;
     }
-    if (number.compareTo(BigDecimal.valueOf(min)) < 0
-        || number.compareTo(BigDecimal.valueOf(max)) > 0) {
-      problem(path, "must be from " + min + " to " + max + ", not " + echo(number.toPlainString()));
+    if (!within(path, number, min, max)) {
       return absent;
     }
     return number.doubleValue();
+  }
+
+  /**
+   * Whether {@code number} is from {@code min} to {@code max}; records the problem if not. The
+   * bounds are shown as Java writes them ({@code 16}, {@code 8.0}).
+   */
+  private boolean within(String path, BigDecimal number, Number min, Number max) {
+    if (number.compareTo(BigDecimal.valueOf(min.doubleValue())) >= 0
+        && number.compareTo(BigDecimal.valueOf(max.doubleValue())) <= 0) {
+      return true;
+    }
+    problem(path, "must be from " + min + " to " + max + ", not " + echo(number.toPlainString()));
+    return false;
   }
 
   private BigDecimal decimal(String path, Object value) {

@@ -6,10 +6,12 @@ import dev.agentsandbox.server.http.Echo;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
+import dev.agentsandbox.store.AuditHead;
 import dev.agentsandbox.store.AuditLog;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.store.VerifyResult;
 import java.io.StringWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -62,6 +64,23 @@ public final class AuditEndpoints {
     return Response.text(200, "application/x-ndjson", out.toString());
   }
 
+  /**
+   * {@code GET .../audit/verify}: recomputes every row's hash and link, as {@code agent-sandbox
+   * audit verify} does, and answers the outcome with the chain head to record elsewhere.
+   */
+  public Response verify(Request request) {
+    request.onlyQueryParams(Set.of());
+    // The head is read first: rows appended meanwhile are checked but do not move the head shown.
+    AuditHead head = store.audit().head();
+    VerifyResult result = store.audit().verify();
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("ok", result.ok());
+    body.put("rows_checked", result.rowsChecked());
+    body.put("problems", result.problems());
+    body.put("head", head.toString());
+    return Response.json(200, Json.bytes(mapper, body));
+  }
+
   private static AuditQuery parse(Request request, int defaultLimit, int maxLimit) {
     request.onlyQueryParams(PARAMS);
     Map<String, String> q = request.query();
@@ -103,7 +122,7 @@ public final class AuditEndpoints {
   }
 
   /** An ISO-8601 instant, or a relative age such as {@code 15m}, {@code 2h}, {@code 7d}. */
-  static Instant since(String value, Instant now) {
+  public static Instant since(String value, Instant now) {
     if (value == null) {
       return null;
     }

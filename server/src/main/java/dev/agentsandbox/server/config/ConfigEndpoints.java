@@ -7,6 +7,7 @@ import dev.agentsandbox.policy.config.SandboxConfig;
 import dev.agentsandbox.server.governance.GovernedConfigs;
 import dev.agentsandbox.server.governance.GovernedDocument;
 import dev.agentsandbox.server.governance.Versioned;
+import dev.agentsandbox.server.http.ApiException;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
@@ -36,12 +37,14 @@ public final class ConfigEndpoints {
   }
 
   public Response putSandbox(Request request) throws IOException {
+    boolean dryRun = dryRun(request);
     GovernedConfigs.Change<SandboxConfig> change =
         configs.update(
             GovernedDocument.SANDBOX,
             request.jsonBody(),
             request.header("If-Match"),
-            request.principal());
+            request.principal(),
+            dryRun);
     return answer(sandboxView(change.saved()), change);
   }
 
@@ -51,13 +54,28 @@ public final class ConfigEndpoints {
   }
 
   public Response putEgressPolicy(Request request) throws IOException {
+    boolean dryRun = dryRun(request);
     GovernedConfigs.Change<EgressPolicy> change =
         configs.update(
             GovernedDocument.EGRESS_POLICY,
             request.jsonBody(),
             request.header("If-Match"),
-            request.principal());
+            request.principal(),
+            dryRun);
     return answer(egressView(change.saved()), change);
+  }
+
+  /** {@code ?dry_run=true}: every check of a save, nothing stored (docs/api.md). */
+  private static boolean dryRun(Request request) {
+    request.onlyQueryParams(Set.of("dry_run"));
+    String value = request.query().get("dry_run");
+    if (value == null || value.equals("false")) {
+      return false;
+    }
+    if (value.equals("true")) {
+      return true;
+    }
+    throw ApiException.badRequest("dry_run must be true or false");
   }
 
   private Map<String, Object> sandboxView(Versioned<SandboxConfig> current) {
@@ -98,6 +116,9 @@ public final class ConfigEndpoints {
       summary.put("weakening", !change.loosenings().isEmpty());
       summary.put("loosenings", GovernedConfigs.looseningRows(change.loosenings()));
       summary.put("reason", change.reason());
+      if (change.dryRun()) {
+        summary.put("dry_run", true);
+      }
       view.put("change", summary);
     }
     return Response.json(200, Json.bytes(mapper, view))

@@ -55,8 +55,12 @@ public final class GovernedConfigs {
     return new Versioned<>(document, config.version(), config.updatedAt(), config.updatedBy());
   }
 
-  /** What an accepted change did. */
-  public record Change<T>(Versioned<T> saved, List<Loosening> loosenings, String reason) {}
+  /**
+   * What an accepted change did, or with {@code dryRun} would do: then {@code saved} is the
+   * document as it would be saved, under the version it replaces (nothing was stored).
+   */
+  public record Change<T>(
+      Versioned<T> saved, List<Loosening> loosenings, String reason, boolean dryRun) {}
 
   /**
    * Applies a {@code PUT} body.
@@ -64,9 +68,16 @@ public final class GovernedConfigs {
    * @param body the request body: the document plus optional {@code version} and {@code reason}
    * @param ifMatch the {@code If-Match} header, if sent
    * @param actor the authenticated token (already checked for {@code agent_sandbox.configure})
+   * @param dryRun makes every check a save makes (validation, version, governance) and answers or
+   *     refuses exactly as the save would, but stores nothing and writes no audit row: a preview is
+   *     not an attempt
    */
   public <T> Change<T> update(
-      GovernedDocument<T> kind, JsonNode body, Optional<String> ifMatch, TokenInfo actor) {
+      GovernedDocument<T> kind,
+      JsonNode body,
+      Optional<String> ifMatch,
+      TokenInfo actor,
+      boolean dryRun) {
     if (!body.isObject()) {
       throw new InvalidChangeException("the body must be a JSON object", List.of());
     }
@@ -102,6 +113,13 @@ public final class GovernedConfigs {
     boolean refused = !missing.isEmpty();
     // One audit row either way: a refusal names the version the change was made to (nothing new
     // was saved) and what was missing; a save names the version it created.
+    if (dryRun && !refused) {
+      return new Change<>(
+          new Versioned<>(after, before.version(), before.updatedAt(), before.updatedBy()),
+          loosenings,
+          reason,
+          true);
+    }
     Map<String, Object> data = new LinkedHashMap<>();
     data.put("config", kind.key());
     data.put("version", refused ? before.version() : before.version() + 1);
@@ -112,11 +130,14 @@ public final class GovernedConfigs {
     data.put("reason", reason);
     if (refused) {
       data.put("missing", missing);
-      store
-          .audit()
-          .append(
-              new AuditEvent(REFUSED_EVENT, actor.name(), null, null, mapper.valueToTree(data)));
-      metrics.configRefused(kind.key());
+      if (!dryRun) {
+        // A preview is not an attempt: it is neither audited nor counted.
+        store
+            .audit()
+            .append(
+                new AuditEvent(REFUSED_EVENT, actor.name(), null, null, mapper.valueToTree(data)));
+        metrics.configRefused(kind.key());
+      }
       throw new WeakeningRefusedException(
           refusal(kind, loosenings, missing, actor), loosenings, missing);
     }
@@ -132,7 +153,8 @@ public final class GovernedConfigs {
     return new Change<>(
         new Versioned<>(after, saved.version(), saved.updatedAt(), saved.updatedBy()),
         loosenings,
-        reason);
+        reason,
+        false);
   }
 
   /** What a change with these loosenings lacks: nothing for a tightening. */

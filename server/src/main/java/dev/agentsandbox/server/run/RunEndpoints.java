@@ -1,22 +1,23 @@
 package dev.agentsandbox.server.run;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.agentsandbox.runs.RunIds;
 import dev.agentsandbox.runs.RunOutput;
 import dev.agentsandbox.runs.RunRequest;
 import dev.agentsandbox.runs.RunService;
+import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.http.ApiException;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
-import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.RunStatus;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Locale;
 import java.util.Set;
 
@@ -30,17 +31,19 @@ public final class RunEndpoints {
 
   private final RunService runs;
   private final ObjectMapper mapper;
+  private final RunJson render;
   private final YAMLMapper yaml = new YAMLMapper();
 
   public RunEndpoints(RunService runs, ObjectMapper mapper) {
     this.runs = runs;
     this.mapper = mapper;
+    this.render = new RunJson(mapper);
   }
 
   /** {@code POST .../plan}: what a run would create; YAML with {@code Accept: application/yaml}. */
   public Response plan(Request request) throws IOException {
     RunRequest run = RunRequestReader.read(request.jsonBody());
-    ObjectNode plan = runs.plan(run);
+    ObjectNode plan = render.plan(runs.plan(run));
     String accept = request.header("Accept").orElse("").toLowerCase(Locale.ROOT);
     if (accept.contains("application/yaml") || accept.contains("application/x-yaml")) {
       return Response.text(200, "application/yaml", yaml.writeValueAsString(plan));
@@ -52,7 +55,8 @@ public final class RunEndpoints {
   public Response run(Request request) throws IOException {
     RunRequest run = RunRequestReader.read(request.jsonBody());
     try {
-      return Response.json(200, Json.bytes(mapper, runs.run(request.principal().name(), run)));
+      return Response.json(
+          200, Json.bytes(mapper, render.run(runs.run(request.principal().name(), run))));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted while waiting for the run");
@@ -72,29 +76,29 @@ public final class RunEndpoints {
     return Response.json(202, Json.bytes(mapper, body)).withHeader("Location", self);
   }
 
-  /** {@code GET .../runs}: the newest runs. */
+  /** {@code GET .../runs}: the newest runs, filtered by agent, status and creation time. */
   public Response list(Request request) {
-    request.onlyQueryParams(Set.of("limit"));
+    request.onlyQueryParams(Set.of("limit", "agent", "status", "since"));
     int limit = limit(request.query().get("limit"));
-    ArrayNode list = mapper.createArrayNode();
-    for (RunRecord record : runs.recent(limit)) {
-      ObjectNode item = list.addObject();
-      item.put("run_id", record.runId());
-      item.put("agent", record.agent());
-      item.put("status", record.status().wireName());
-      item.put("backend", record.backend());
-      item.put("created_at", record.createdAt().toString());
-      item.put("ended_at", record.endedAt() == null ? null : record.endedAt().toString());
+    String status = request.query().get("status");
+    RunStatus wanted;
+    try {
+      wanted = status == null ? null : RunStatus.fromWireName(status);
+    } catch (IllegalArgumentException e) {
+      throw ApiException.badRequest(
+          "status must be one of pending, running, exited, deadline, killed, failed");
     }
-    ObjectNode body = mapper.createObjectNode();
-    body.set("runs", list);
-    return Response.json(200, Json.bytes(mapper, body));
+    Instant since = AuditEndpoints.since(request.query().get("since"), Instant.now());
+    return Response.json(
+        200,
+        Json.bytes(
+            mapper, render.list(runs.recent(request.query().get("agent"), wanted, since, limit))));
   }
 
   /** {@code GET .../runs/{id}}: the run's state and, once ended, its result. */
   public Response get(Request request) {
     request.onlyQueryParams(Set.of());
-    return Response.json(200, Json.bytes(mapper, runs.view(runId(request))));
+    return Response.json(200, Json.bytes(mapper, render.run(runs.view(runId(request)))));
   }
 
   /** {@code DELETE .../runs/{id}}: kills a live run. */

@@ -9,6 +9,7 @@ import dev.agentsandbox.backend.k8s.KubernetesBackendConfig;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
+import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
@@ -46,7 +47,7 @@ class KubernetesPlanTest {
             client,
             KubernetesBackendConfig.defaults("agent-sandbox/proxy:dev", "agent-sandbox"),
             Clock.systemUTC());
-    HttpClient http = HttpClient.newHttpClient();
+    HttpClient http = ContractCheckedHttpClient.create();
     try (Store store = Store.open("jdbc:sqlite:" + dir.resolve("k8s.db"));
         AgentSandboxServer server =
             AgentSandboxServer.start(

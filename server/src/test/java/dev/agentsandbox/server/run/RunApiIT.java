@@ -2,6 +2,7 @@ package dev.agentsandbox.server.run;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -20,6 +21,7 @@ import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
+import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
@@ -60,8 +62,7 @@ class RunApiIT {
   private static DockerClient docker;
   private static String admin;
   private static String instanceId;
-  private static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  private static final HttpClient HTTP = ContractCheckedHttpClient.create();
 
   @BeforeAll
   static void start() throws Exception {
@@ -117,13 +118,16 @@ class RunApiIT {
   }
 
   @AfterEach
-  void nothingLabelledIsLeft() throws InterruptedException {
+  void nothingLabelledIsLeft() {
     // Teardown is synchronous before a run's end is recorded; allow the daemon a moment anyway.
-    Instant until = Instant.now().plusSeconds(30);
-    while (!ours().isEmpty() && Instant.now().isBefore(until)) {
-      Thread.sleep(200);
-    }
-    assertThat(ours()).as("labelled containers and networks of this test's runs").isEmpty();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(200))
+        .untilAsserted(
+            () ->
+                assertThat(ours())
+                    .as("labelled containers and networks of this test's runs")
+                    .isEmpty());
   }
 
   @AfterAll
@@ -248,15 +252,13 @@ class RunApiIT {
     assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
     String runId = JSON.readTree(started.body()).path("run_id").asText();
     assertThat(started.headers().firstValue("Location")).hasValue(BASE + "/runs/" + runId);
-    Instant until = Instant.now().plusSeconds(90);
-    String status = "";
-    while (Instant.now().isBefore(until)) {
-      status = call("GET", BASE + "/runs/" + runId, null).path("status").asText();
-      if (!status.equals("pending")) {
-        break;
-      }
-      Thread.sleep(250);
-    }
+    String status =
+        await()
+            .atMost(Duration.ofSeconds(90))
+            .pollInterval(Duration.ofMillis(250))
+            .until(
+                () -> call("GET", BASE + "/runs/" + runId, null).path("status").asText(),
+                s -> !s.equals("pending"));
     assertThat(status).isEqualTo("running");
     HttpResponse<String> killed = send(request("DELETE", BASE + "/runs/" + runId, null));
     assertThat(killed.statusCode()).as(killed.body()).isEqualTo(202);
@@ -371,11 +373,11 @@ class RunApiIT {
                     OperatorEgress.NONE,
                     RunSettings.defaults(instanceId + "neighbour"),
                     RunWiring.every(Duration.ofHours(1))))) {
-      Instant until = Instant.now().plusSeconds(60);
-      while (!resourcesOf("foreignexpired").isEmpty() && Instant.now().isBefore(until)) {
-        Thread.sleep(250);
-      }
-      assertThat(resourcesOf("foreignexpired")).as("past its expiry").isEmpty();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(250))
+          .untilAsserted(
+              () -> assertThat(resourcesOf("foreignexpired")).as("past its expiry").isEmpty());
       assertThat(resourcesOf("foreignlive")).as("another control plane's live run").isNotEmpty();
     } finally {
       foreign.teardown();

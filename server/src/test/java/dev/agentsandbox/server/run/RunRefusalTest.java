@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.server.AgentSandboxServer;
+import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.AuditQuery;
@@ -31,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class RunRefusalTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
-  private final HttpClient http = HttpClient.newHttpClient();
+  private final HttpClient http = ContractCheckedHttpClient.create();
   private Store store;
   private AgentSandboxServer server;
   private String admin;
@@ -129,6 +130,64 @@ class RunRefusalTest {
     HttpResponse<String> malformed = get(BASE + "/runs/..%2F..%2Fetc");
     assertThat(malformed.statusCode()).isEqualTo(404);
     assertThat(malformed.body()).doesNotContain("etc");
+  }
+
+  @Test
+  void theRunsListFiltersByAgentStatusAndSinceAndRefusesWhatItDoesNotKnow() throws Exception {
+    java.time.Instant now = java.time.Instant.now();
+    com.fasterxml.jackson.databind.JsonNode command = JSON.readTree("[\"true\"]");
+    String[][] rows = {
+      {"aaaaaaaaaaaaaaaaaaa1", "helper", "exited", "7200"},
+      {"aaaaaaaaaaaaaaaaaaa2", "helper", "running", "60"},
+      {"aaaaaaaaaaaaaaaaaaa3", "builder", "exited", "30"},
+    };
+    for (String[] row : rows) {
+      java.time.Instant created = now.minusSeconds(Long.parseLong(row[3]));
+      store
+          .runs()
+          .insert(
+              new dev.agentsandbox.store.RunRecord(
+                  row[0],
+                  row[1],
+                  "docker",
+                  "runc",
+                  dev.agentsandbox.store.RunStatus.fromWireName(row[2]),
+                  command,
+                  created,
+                  created,
+                  row[2].equals("exited") ? created.plusSeconds(1) : null,
+                  row[2].equals("exited") ? 0 : null,
+                  row[2].equals("exited") ? "exit" : null,
+                  null,
+                  created.plusSeconds(900),
+                  "elsewhere"));
+    }
+    assertThat(listed(""))
+        .containsExactly("aaaaaaaaaaaaaaaaaaa3", "aaaaaaaaaaaaaaaaaaa2", "aaaaaaaaaaaaaaaaaaa1");
+    assertThat(listed("?agent=helper"))
+        .containsExactly("aaaaaaaaaaaaaaaaaaa2", "aaaaaaaaaaaaaaaaaaa1");
+    assertThat(listed("?status=exited"))
+        .containsExactly("aaaaaaaaaaaaaaaaaaa3", "aaaaaaaaaaaaaaaaaaa1");
+    assertThat(listed("?since=1h")).containsExactly("aaaaaaaaaaaaaaaaaaa3", "aaaaaaaaaaaaaaaaaaa2");
+    assertThat(listed("?agent=helper&status=exited&since=3h"))
+        .containsExactly("aaaaaaaaaaaaaaaaaaa1");
+    com.fasterxml.jackson.databind.JsonNode first =
+        JSON.readTree(get(BASE + "/runs?agent=builder").body()).path("runs").get(0);
+    assertThat(first.path("exit_status").asInt()).isZero();
+    assertThat(first.path("started_at").isTextual()).isTrue();
+    for (String bad : List.of("?status=paused", "?since=yesterday", "?colour=red", "?limit=0")) {
+      HttpResponse<String> refused = get(BASE + "/runs" + bad);
+      assertThat(refused.statusCode()).as(bad).isEqualTo(400);
+      assertThat(JSON.readTree(refused.body()).path("error").asText()).isEqualTo("invalid_request");
+    }
+  }
+
+  private List<String> listed(String query) throws Exception {
+    HttpResponse<String> response = get(BASE + "/runs" + query);
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    List<String> ids = new java.util.ArrayList<>();
+    JSON.readTree(response.body()).path("runs").forEach(r -> ids.add(r.path("run_id").asText()));
+    return ids;
   }
 
   private void configure(String backend) throws Exception {

@@ -1,0 +1,337 @@
+package dev.agentsandbox.backend.microvm;
+
+import dev.agentsandbox.backend.Completion;
+import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxException;
+import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import dev.agentsandbox.backend.UnableToTearDownSandboxException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One run's VM, tap, fence elements, proxy and files. Created by {@link MicroVmBackend#launch},
+ * which calls {@link #start}; thread-safe as {@link Sandbox} requires.
+ */
+final class MicroVmSandbox implements Sandbox {
+  private static final long DRAIN_MILLIS = 10_000;
+
+  private final MicroVmBackend backend;
+  private final VmLayout layout;
+  private final String runId;
+  private final String runtime;
+  private final SandboxListener listener;
+  private final Instant hardDeadline;
+  private final Duration bootTimeout;
+  private final AtomicBoolean killed = new AtomicBoolean();
+  private final AtomicBoolean tornDown = new AtomicBoolean();
+  private final GuestStatus status = new GuestStatus();
+  private volatile boolean dirCreated;
+  private volatile boolean tapCreated;
+  private volatile boolean elementsAdded;
+  private volatile ProxyProcess proxy;
+  private volatile GuestChannel output;
+  private volatile GuestChannel statusChannel;
+  private volatile Process vm;
+  private volatile Instant started;
+
+  MicroVmSandbox(
+      MicroVmBackend backend,
+      VmLayout layout,
+      String runId,
+      String runtime,
+      SandboxListener listener,
+      Instant hardDeadline,
+      Duration bootTimeout) {
+    this.backend = backend;
+    this.layout = layout;
+    this.runId = runId;
+    this.runtime = runtime;
+    this.listener = listener;
+    this.hardDeadline = hardDeadline;
+    this.bootTimeout = bootTimeout;
+  }
+
+  /** The run's directory was created and its record written; teardown removes it. */
+  void dirCreated() {
+    dirCreated = true;
+  }
+
+  /** Creates the tap, the fence elements, the proxy and the VM, in that order. */
+  void start(Path rootDisk, byte[] initramfs, Duration proxyReadyTimeout) {
+    String step = "creating tap " + layout.placement().tap();
+    try {
+      HostCommands host = backend.host();
+      tapCreated = true;
+      for (List<String> command : layout.tapCommands()) {
+        host.check(command, null);
+      }
+      step = "adding the run's elements to nftables table " + NftFence.TABLE;
+      backend.ensureFence();
+      elementsAdded = true;
+      host.check(List.of("nft", "-f", "-"), NftFence.addElements(layout.fenceSlot()));
+
+      step = "writing the proxy's policy " + layout.policyFile();
+      Files.writeString(layout.policyFile(), layout.proxyPolicyJson(), StandardCharsets.UTF_8);
+      Files.setPosixFilePermissions(
+          layout.policyFile(), PosixFilePermissions.fromString("r--------"));
+      Files.setAttribute(
+          layout.policyFile(), "unix:uid", Integer.parseInt(layout.placement().proxyUid()));
+      step = "starting the proxy on " + layout.proxyUrl();
+      proxy = ProxyProcess.start(layout.proxyCommandLine(), listener, runId);
+      if (!proxy.awaitReady(proxyReadyTimeout.toMillis())) {
+        throw new SandboxException(
+            "no ready line within "
+                + proxyReadyTimeout.toSeconds()
+                + " s; its last output: "
+                + proxy.lastErrors());
+      }
+
+      step = "writing the run's initramfs " + layout.initramfs();
+      int vmmUid = Integer.parseInt(layout.placement().vmmUid());
+      // It holds the run's environment: readable by the run's VMM alone.
+      Files.write(layout.initramfs(), initramfs);
+      Files.setPosixFilePermissions(
+          layout.initramfs(), PosixFilePermissions.fromString("r--------"));
+      Files.setAttribute(layout.initramfs(), "unix:uid", vmmUid);
+      Files.createDirectory(layout.vmmDir());
+      Files.setAttribute(layout.vmmDir(), "unix:uid", vmmUid);
+      step = "opening the guest's channels in " + layout.dir();
+      output =
+          GuestChannel.listen(
+              layout.outputSocket(), vmmUid, listener::onOutput, "asb-out-" + runId);
+      statusChannel =
+          GuestChannel.listen(layout.statusSocket(), vmmUid, status::accept, "asb-status-" + runId);
+      List<String> command = backend.vmm().commandLine(layout.vmRequest(rootDisk));
+      step = "starting the VM (" + runtime + ")";
+      started = Instant.now();
+      vm =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(layout.vmmDir().resolve("vmm.log").toFile())
+              .start();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      teardownQuietly();
+      throw new UnableToLaunchSandboxException(step + " for run " + runId + ": interrupted", e);
+    } catch (IOException | RuntimeException e) {
+      teardownQuietly();
+      throw new UnableToLaunchSandboxException(
+          step + " for run " + runId + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public String runId() {
+    return runId;
+  }
+
+  @Override
+  public String runtime() {
+    return runtime;
+  }
+
+  /** The VMM's process id, for measurements (RSS) and tests. */
+  long vmmPid() {
+    return vm.pid();
+  }
+
+  /** The tap's host address and the guest's address. */
+  Placement placement() {
+    return layout.placement();
+  }
+
+  /** When the guest's init reported that the command starts, if it has. */
+  java.util.Optional<Instant> guestReadyAt() {
+    return status.readyAt();
+  }
+
+  Instant startedAt() {
+    return started;
+  }
+
+  @Override
+  public Completion await(Instant deadline) throws InterruptedException {
+    Instant until = deadline.isBefore(hardDeadline) ? deadline : hardDeadline;
+    Instant bootBy = started.plus(bootTimeout);
+    boolean bootTimedOut = false;
+    while (vm.isAlive()) {
+      Instant now = Instant.now();
+      if (!now.isBefore(until)) {
+        break;
+      }
+      if (status.readyAt().isEmpty() && now.isAfter(bootBy)) {
+        bootTimedOut = true;
+        break;
+      }
+      long millis = Math.min(200, Duration.between(now, until).toMillis() + 1);
+      vm.waitFor(millis, TimeUnit.MILLISECONDS);
+    }
+    boolean ended = !vm.isAlive();
+    if (!ended) {
+      vm.destroyForcibly();
+      vm.waitFor(10, TimeUnit.SECONDS);
+    }
+    output.awaitEnd(DRAIN_MILLIS);
+    statusChannel.awaitEnd(DRAIN_MILLIS);
+    if (proxy != null) {
+      proxy.stop();
+    }
+    OptionalInt exit = status.exitStatus();
+    if (killed.get()) {
+      return new Completion(Completion.End.KILLED, exit, "killed on request");
+    }
+    if (bootTimedOut) {
+      return new Completion(
+          Completion.End.ERROR,
+          exit,
+          "the guest did not start the command within " + bootTimeout.toSeconds() + " s");
+    }
+    if (!ended && exit.isEmpty()) {
+      return new Completion(Completion.End.DEADLINE, exit, "VM killed at the deadline " + until);
+    }
+    if (status.error().isPresent()) {
+      return new Completion(
+          Completion.End.ERROR, exit, "the guest failed: " + status.error().get());
+    }
+    if (exit.isEmpty()) {
+      return new Completion(
+          Completion.End.ERROR,
+          exit,
+          "the VM stopped before its command ended (exit status "
+              + vm.exitValue()
+              + ", console in "
+              + layout.consoleLog()
+              + ")");
+    }
+    int code = exit.getAsInt();
+    // 137 = 128 + SIGKILL: the guest kernel's OOM killer, since nothing else in the guest sends it.
+    return new Completion(
+        Completion.End.EXIT,
+        exit,
+        code == 137
+            ? "exited with status 137 (killed: out of memory?)"
+            : "exited with status " + code);
+  }
+
+  @Override
+  public void kill() {
+    killed.set(true);
+    Process process = vm;
+    if (process != null) {
+      process.destroyForcibly();
+    }
+  }
+
+  @Override
+  public void teardown() {
+    if (!tornDown.compareAndSet(false, true)) {
+      return;
+    }
+    List<String> problems = new ArrayList<>();
+    Process process = vm;
+    if (process != null) {
+      process.destroyForcibly();
+      try {
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+          problems.add("the VMM (pid " + process.pid() + ") did not exit");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        problems.add("interrupted while waiting for the VMM to exit");
+      }
+    }
+    if (proxy != null) {
+      try {
+        proxy.stop();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        problems.add("interrupted while stopping the proxy");
+      }
+    }
+    for (GuestChannel channel : new GuestChannel[] {output, statusChannel}) {
+      if (channel != null) {
+        channel.close();
+      }
+    }
+    if (elementsAdded) {
+      problems.addAll(backend.removeElements(layout.fenceSlot()));
+    }
+    if (tapCreated) {
+      problems.addAll(backend.removeTap(layout.placement().tap(), runId));
+    }
+    if (dirCreated) {
+      try {
+        GuestFiles.deleteTree(layout.dir());
+      } catch (RuntimeException e) {
+        problems.add("run directory " + layout.dir() + ": " + e.getMessage());
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new UnableToTearDownSandboxException(
+          "removing the microVM of run "
+              + runId
+              + ": "
+              + String.join("; ", problems)
+              + " (the reaper retries when the run's expiry passes)");
+    }
+  }
+
+  private void teardownQuietly() {
+    try {
+      teardown();
+    } catch (RuntimeException ignored) {
+      // The launch error is the one to report; the reaper removes what is left.
+    }
+  }
+
+  /** What the guest init reports on the status port, one line at a time. */
+  static final class GuestStatus {
+    private final StringBuilder pending = new StringBuilder();
+    private volatile Instant readyAt;
+    private volatile Integer exit;
+    private volatile String error;
+
+    synchronized void accept(byte[] chunk) {
+      pending.append(new String(chunk, StandardCharsets.UTF_8));
+      int newline;
+      while ((newline = pending.indexOf("\n")) >= 0) {
+        line(pending.substring(0, newline).strip());
+        pending.delete(0, newline + 1);
+      }
+    }
+
+    private void line(String line) {
+      if (line.equals("ready")) {
+        readyAt = Instant.now();
+      } else if (line.startsWith("exit ") && line.substring(5).matches("[0-9]{1,3}")) {
+        exit = Integer.parseInt(line.substring(5));
+      } else if (line.startsWith("error ")) {
+        error = line.substring(6);
+      }
+    }
+
+    java.util.Optional<Instant> readyAt() {
+      return java.util.Optional.ofNullable(readyAt);
+    }
+
+    OptionalInt exitStatus() {
+      Integer value = exit;
+      return value == null ? OptionalInt.empty() : OptionalInt.of(value);
+    }
+
+    java.util.Optional<String> error() {
+      return java.util.Optional.ofNullable(error);
+    }
+  }
+}

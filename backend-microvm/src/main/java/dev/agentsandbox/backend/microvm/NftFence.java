@@ -1,0 +1,202 @@
+package dev.agentsandbox.backend.microvm;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The project's own nftables table, {@code inet agent_sandbox}, and each run's elements in it. No
+ * other table is ever read or changed. The rules are fixed; a run only adds set elements (tagged
+ * with a comment naming the run), so adding and removing a VM is one atomic transaction each.
+ *
+ * <p>What the rules enforce, for every interface named {@code asbv*} (the VMs' taps):
+ *
+ * <ul>
+ *   <li>anti-spoofing: only IPv4 from the address the VM was given on its own tap gets in at all;
+ *   <li>into the host: only TCP to the run's proxy, on the tap's host address and the proxy port;
+ *       everything else (other ports, other host addresses, other taps' addresses, ICMP, DNS) is
+ *       dropped;
+ *   <li>through the host: nothing is forwarded from or to a tap (no other VM, no outside address,
+ *       no metadata address);
+ *   <li>the proxies themselves (by uid) open no connection to a private, loopback, link-local or
+ *       special-purpose address except the destinations the run declares internal and the host's
+ *       name servers on port 53 (answers on connections made to them are not restricted).
+ * </ul>
+ */
+final class NftFence {
+  static final String FAMILY = "inet";
+  static final String TABLE = "agent_sandbox";
+  static final String TAP_PREFIX = "asbv";
+
+  /** Addresses no proxy may reach unless the run declares them internal. */
+  static final List<String> PRIVATE_V4 =
+      List.of(
+          "0.0.0.0/8",
+          "10.0.0.0/8",
+          "100.64.0.0/10",
+          "127.0.0.0/8",
+          "169.254.0.0/16",
+          "172.16.0.0/12",
+          "192.0.0.0/24",
+          "192.0.2.0/24",
+          "192.168.0.0/16",
+          "198.18.0.0/15",
+          "198.51.100.0/24",
+          "203.0.113.0/24",
+          "224.0.0.0/3");
+
+  static final List<String> PRIVATE_V6 =
+      List.of(
+          "::/127",
+          "::ffff:0:0/96",
+          "64:ff9b:1::/48",
+          "100::/64",
+          "2001:db8::/32",
+          "fc00::/7",
+          "fe80::/10",
+          "ff00::/8");
+
+  private final int proxyUidFirst;
+  private final int proxyUidLast;
+
+  NftFence(int proxyUidFirst, int proxyUidLast) {
+    this.proxyUidFirst = proxyUidFirst;
+    this.proxyUidLast = proxyUidLast;
+  }
+
+  /**
+   * The whole table as {@code nft -f} input, one transaction: declares the table, its sets and
+   * chains (a no-op where they exist), empties the chains and the resolver set, and fills them
+   * again. Loading it twice gives the same table, keeps the runs' elements, and touches nothing
+   * outside the table.
+   */
+  String table(List<String> resolvers) {
+    String wildcard = "\"" + TAP_PREFIX + "*\"";
+    List<String> chains = List.of("prerouting", "input", "forward", "output", "proxy_out");
+    List<String> lines = new ArrayList<>();
+    lines.add("table " + FAMILY + " " + TABLE + " {");
+    lines.add("  set vm_sources { typeof iifname . ip saddr; }");
+    lines.add("  set vm_proxy { typeof iifname . ip saddr . ip daddr . tcp dport; }");
+    lines.add("  set proxy_exempt { typeof meta skuid . ip daddr; flags interval; }");
+    lines.add("  set resolvers { type ipv4_addr; flags interval; }");
+    lines.add("  set private4 { type ipv4_addr; flags interval; }");
+    lines.add("  set private6 { type ipv6_addr; flags interval; }");
+    lines.add("  chain prerouting { type filter hook prerouting priority raw; policy accept; }");
+    lines.add("  chain input { type filter hook input priority filter - 10; policy accept; }");
+    lines.add("  chain forward { type filter hook forward priority filter - 10; policy accept; }");
+    lines.add("  chain output { type filter hook output priority filter - 10; policy accept; }");
+    lines.add("  chain proxy_out { }");
+    lines.add("}");
+    for (String chain : chains) {
+      lines.add("flush chain " + FAMILY + " " + TABLE + " " + chain);
+    }
+    for (String set : List.of("resolvers", "private4", "private6")) {
+      lines.add("flush set " + FAMILY + " " + TABLE + " " + set);
+    }
+    lines.add("table " + FAMILY + " " + TABLE + " {");
+    if (!resolvers.isEmpty()) {
+      lines.add(
+          "  set resolvers { type ipv4_addr; flags interval; elements = { "
+              + String.join(", ", resolvers)
+              + " }; }");
+    }
+    lines.add(
+        "  set private4 { type ipv4_addr; flags interval; elements = { "
+            + String.join(", ", PRIVATE_V4)
+            + " }; }");
+    lines.add(
+        "  set private6 { type ipv6_addr; flags interval; elements = { "
+            + String.join(", ", PRIVATE_V6)
+            + " }; }");
+    lines.add("  chain prerouting {");
+    lines.add("    iifname " + wildcard + " meta nfproto != ipv4 drop");
+    lines.add("    iifname " + wildcard + " iifname . ip saddr != @vm_sources drop");
+    lines.add("  }");
+    lines.add("  chain input {");
+    lines.add(
+        "    iifname " + wildcard + " iifname . ip saddr . ip daddr . tcp dport @vm_proxy accept");
+    lines.add("    iifname " + wildcard + " drop");
+    lines.add("  }");
+    lines.add("  chain forward {");
+    lines.add("    iifname " + wildcard + " drop");
+    lines.add("    oifname " + wildcard + " drop");
+    lines.add("  }");
+    lines.add("  chain output {");
+    lines.add("    oifname " + wildcard + " meta nfproto != ipv4 drop");
+    lines.add("    meta skuid " + proxyUidFirst + "-" + proxyUidLast + " jump proxy_out");
+    lines.add("  }");
+    lines.add("  chain proxy_out {");
+    // Answers on connections made to the proxy (its VM's, or the host's own health checks); what
+    // the proxy itself connects to is judged below.
+    lines.add("    ct direction reply accept");
+    lines.add("    meta skuid . ip daddr @proxy_exempt accept");
+    lines.add("    ip daddr @resolvers udp dport 53 accept");
+    lines.add("    ip daddr @resolvers tcp dport 53 accept");
+    lines.add("    ip daddr @private4 drop");
+    lines.add("    ip6 daddr @private6 drop");
+    lines.add("  }");
+    lines.add("}");
+    return String.join("\n", lines) + "\n";
+  }
+
+  /** One run's place in the fence. */
+  record Slot(
+      String runId,
+      String tap,
+      String guestAddress,
+      String hostAddress,
+      int proxyPort,
+      int proxyUid,
+      List<String> internalCidrs) {
+    Slot {
+      internalCidrs = List.copyOf(internalCidrs);
+    }
+  }
+
+  /** The elements of one run, as {@code set -> element} pairs. */
+  static List<String[]> elements(Slot slot) {
+    String tap = "\"" + slot.tap() + "\"";
+    List<String[]> elements = new ArrayList<>();
+    elements.add(new String[] {"vm_sources", tap + " . " + slot.guestAddress()});
+    elements.add(
+        new String[] {
+          "vm_proxy",
+          tap + " . " + slot.guestAddress() + " . " + slot.hostAddress() + " . " + slot.proxyPort()
+        });
+    for (String cidr : slot.internalCidrs()) {
+      if (!cidr.contains(":")) {
+        elements.add(new String[] {"proxy_exempt", slot.proxyUid() + " . " + cidr});
+      }
+    }
+    return elements;
+  }
+
+  /** The {@code nft -f} transaction that adds one run's elements. */
+  static String addElements(Slot slot) {
+    StringBuilder script = new StringBuilder();
+    for (String[] element : elements(slot)) {
+      script
+          .append("add element ")
+          .append(FAMILY)
+          .append(' ')
+          .append(TABLE)
+          .append(' ')
+          .append(element[0])
+          .append(" { ")
+          .append(element[1])
+          .append(" comment \"run ")
+          .append(slot.runId())
+          .append("\" }\n");
+    }
+    return script.toString();
+  }
+
+  /** The {@code nft} commands that remove one run's elements, one per element. */
+  static List<List<String>> deleteElements(Slot slot) {
+    List<List<String>> commands = new ArrayList<>();
+    for (String[] element : elements(slot)) {
+      commands.add(
+          List.of("nft", "delete", "element", FAMILY, TABLE, element[0], "{ " + element[1] + " }"));
+    }
+    return commands;
+  }
+}

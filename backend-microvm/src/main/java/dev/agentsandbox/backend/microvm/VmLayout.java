@@ -1,0 +1,307 @@
+package dev.agentsandbox.backend.microvm;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.backend.Manifest;
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.SandboxPlan;
+import dev.agentsandbox.policy.config.ProxyPolicy;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Everything one run's VM consists of, derived from its spec, the backend's configuration and the
+ * run's placement alone. The plan and the launch both read it from here, so what a plan shows is
+ * what a launch creates.
+ */
+final class VmLayout {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final RunSpec spec;
+  private final MicroVmConfig config;
+  private final Vmm vmm;
+  private final Placement placement;
+  private final long tscKhz;
+
+  VmLayout(RunSpec spec, MicroVmConfig config, Vmm vmm, Placement placement, long tscKhz) {
+    this.spec = spec;
+    this.config = config;
+    this.vmm = vmm;
+    this.placement = placement;
+    this.tscKhz = tscKhz;
+  }
+
+  Placement placement() {
+    return placement;
+  }
+
+  /** The run's directory: its record, the proxy's policy, the initramfs, the channels. */
+  Path dir() {
+    return config.runDir().resolve(spec.runId());
+  }
+
+  Path vmmDir() {
+    return dir().resolve("vmm");
+  }
+
+  Path policyFile() {
+    return dir().resolve("proxy-policy.json");
+  }
+
+  Path initramfs() {
+    return dir().resolve("initramfs.cpio");
+  }
+
+  Path outputSocket() {
+    return dir().resolve("output.sock");
+  }
+
+  Path statusSocket() {
+    return dir().resolve("status.sock");
+  }
+
+  Path consoleLog() {
+    return vmmDir().resolve("console.log");
+  }
+
+  String proxyUrl() {
+    return "http://" + placement.hostAddress() + ":" + config.proxyPort();
+  }
+
+  int vcpus() {
+    return (int) Math.max(1, Math.ceil(spec.resources().cpus()));
+  }
+
+  int guestMemoryMb() {
+    return spec.resources().memoryMb() + config.guestOverheadMb();
+  }
+
+  /**
+   * The proxy's policy document ({@code --policy FILE}, see docs/proxy.md): the run's, listening
+   * only on the tap's host address.
+   */
+  String proxyPolicyJson() {
+    ProxyPolicy forRun = ProxyPolicy.forRun(spec.egress(), spec.runId(), config.proxyPort());
+    ProxyPolicy policy =
+        new ProxyPolicy(
+            placement.hostAddress() + ":" + config.proxyPort(),
+            forRun.allow(),
+            forRun.instanceAllow(),
+            forRun.internalCidrs(),
+            forRun.hosts(),
+            forRun.dnsServer(),
+            forRun.runId(),
+            forRun.decisions(),
+            forRun.metrics(),
+            forRun.limits());
+    try {
+      return JSON.writeValueAsString(policy.toTree());
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("serializing the proxy policy cannot fail for plain maps", e);
+    }
+  }
+
+  /** The proxy's command line, as the slot's proxy uid. */
+  List<String> proxyCommandLine() {
+    List<String> command = new ArrayList<>();
+    command.addAll(
+        List.of(
+            "setpriv",
+            "--reuid",
+            placement.proxyUid(),
+            "--regid",
+            Integer.toString(config.proxyGid()),
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--"));
+    command.addAll(config.proxyCommand());
+    command.add("--policy");
+    command.add(policyFile().toString());
+    return command;
+  }
+
+  /** The guest kernel's command line. */
+  String kernelCommandLine() {
+    List<String> args = new ArrayList<>();
+    args.addAll(
+        List.of(
+            "console=ttyS0",
+            "quiet",
+            "loglevel=1",
+            "reboot=t",
+            "panic=-1",
+            "ipv6.disable=1",
+            "rdinit=/init"));
+    if (tscKhz > 0) {
+      // Under TCG the kernel otherwise calibrates against the emulated PIT, which hangs about one
+      // boot in eight on a busy host.
+      args.add("tsc_early_khz=" + tscKhz);
+    }
+    return String.join(" ", args);
+  }
+
+  /** The settings the guest init reads from {@code /asb/run.env}. */
+  Map<String, String> guestSettings() {
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("ASB_ADDRESS", placement.guestAddress());
+    settings.put("ASB_PREFIX", "30");
+    settings.put("ASB_GATEWAY", placement.hostAddress());
+    settings.put("ASB_TMPFS_MB", Integer.toString(config.tmpfsMb()));
+    settings.put("ASB_WORKSPACE_MB", Integer.toString(config.workspaceMb()));
+    settings.put("ASB_UID", Integer.toString(config.workloadUid()));
+    settings.put("ASB_GID", Integer.toString(config.workloadUid()));
+    settings.put("ASB_PIDS", Integer.toString(spec.resources().pids()));
+    settings.put("ASB_MEMORY_MB", Integer.toString(spec.resources().memoryMb()));
+    return settings;
+  }
+
+  /** The workload's environment: the run's, then the proxy variables in both spellings. */
+  Map<String, String> workloadEnv() {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    env.put("HOME", "/workspace");
+    env.putAll(new TreeMap<>(spec.env()));
+    // Both spellings: curl reads only the lower-case http_proxy, most other tools either.
+    for (String key : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
+      env.put(key, proxyUrl());
+    }
+    env.put("NO_PROXY", "");
+    env.put("no_proxy", "");
+    return env;
+  }
+
+  /** A locally administered MAC derived from the slot. */
+  String mac() {
+    String slot = placement.slot();
+    if (!slot.matches("[0-9]+")) {
+      return "02:00:00:00:<slot>";
+    }
+    int n = Integer.parseInt(slot);
+    return String.format("02:a5:b0:00:%02x:%02x", (n >> 8) & 0xff, n & 0xff);
+  }
+
+  Vmm.VmRequest vmRequest(Path rootDisk) {
+    return new Vmm.VmRequest(
+        "asb-" + spec.runId(),
+        vcpus(),
+        guestMemoryMb(),
+        kernelCommandLine(),
+        initramfs().toString(),
+        rootDisk.toString(),
+        placement.tap(),
+        mac(),
+        outputSocket().toString(),
+        statusSocket().toString(),
+        consoleLog().toString(),
+        placement.vmmUid(),
+        Integer.toString(config.vmmGid()));
+  }
+
+  NftFence.Slot fenceSlot() {
+    return new NftFence.Slot(
+        spec.runId(),
+        placement.tap(),
+        placement.guestAddress(),
+        placement.hostAddress(),
+        config.proxyPort(),
+        parseOr(placement.proxyUid()),
+        spec.egress().internalCidrs());
+  }
+
+  private static int parseOr(String uid) {
+    return uid.matches("[0-9]+") ? Integer.parseInt(uid) : 0;
+  }
+
+  /** The commands that create the run's tap, in order. */
+  List<List<String>> tapCommands() {
+    String tap = placement.tap();
+    return List.of(
+        List.of(
+            "ip",
+            "tuntap",
+            "add",
+            "dev",
+            tap,
+            "mode",
+            "tap",
+            "user",
+            placement.vmmUid(),
+            "group",
+            Integer.toString(config.vmmGid())),
+        List.of("ip", "link", "set", "dev", tap, "alias", RunRecord.tapAlias(spec.runId())),
+        List.of("sysctl", "-q", "-w", "net.ipv6.conf." + tap + ".disable_ipv6=1"),
+        List.of("ip", "addr", "add", placement.hostAddress() + "/30", "dev", tap),
+        List.of("ip", "link", "set", "dev", tap, "up"));
+  }
+
+  /** Everything in creation order, as {@link MicroVmBackend#launch} creates it. */
+  SandboxPlan plan(Isolation isolation, NftFence fence, List<String> resolvers, Path rootDisk) {
+    List<Manifest> manifests = new ArrayList<>();
+    manifests.add(
+        new Manifest(
+            "root-disk",
+            rootDisk.getFileName().toString(),
+            Map.of(
+                "image",
+                spec.image(),
+                "path",
+                rootDisk.toString(),
+                "shared",
+                true,
+                "mode",
+                "read-only")));
+    manifests.add(
+        new Manifest(
+            "run-directory",
+            dir().toString(),
+            Map.of("labels", new TreeMap<>(spec.labels()), "record", RunRecord.FILE)));
+    manifests.add(
+        new Manifest(
+            "tap",
+            placement.tap(),
+            Map.of(
+                "commands",
+                tapCommands().stream().map(c -> String.join(" ", c)).toList(),
+                "host_address",
+                placement.hostAddress() + "/30",
+                "guest_address",
+                placement.guestAddress())));
+    manifests.add(new Manifest("nftables-table", NftFence.TABLE, fence.table(resolvers)));
+    manifests.add(
+        new Manifest("nftables-elements", placement.tap(), NftFence.addElements(fenceSlot())));
+    manifests.add(
+        new Manifest(
+            "proxy",
+            "asb-" + spec.runId() + "-proxy",
+            Map.of(
+                "command",
+                proxyCommandLine(),
+                "policy_file",
+                policyFile().toString(),
+                "policy",
+                proxyPolicyJson())));
+    manifests.add(
+        new Manifest(
+            "initramfs",
+            initramfs().toString(),
+            Map.of(
+                "run_env", guestSettings(),
+                "argv", spec.command(),
+                "env_keys", workloadEnv().keySet().stream().toList())));
+    manifests.add(
+        new Manifest(
+            "vmm",
+            "asb-" + spec.runId(),
+            Map.of(
+                "runtime", vmm.runtime(),
+                "command", vmm.commandLine(vmRequest(rootDisk)))));
+    return new SandboxPlan(MicroVmBackend.NAME, vmm.runtime(), isolation, manifests);
+  }
+}

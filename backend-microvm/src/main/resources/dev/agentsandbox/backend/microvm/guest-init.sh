@@ -1,0 +1,110 @@
+#!/bin/sh
+# The guest's PID 1 (busybox sh from the base initramfs). It loads the virtio drivers, mounts the
+# run's read-only root disk, gives it a writable /tmp and /workspace, configures the one network
+# interface, caps the workload's processes and memory with a cgroup, runs the command as an
+# unprivileged user with no capabilities, and sends its output and exit status to the host over two
+# virtio-serial ports. Then it resets the machine, which ends the VMM (-no-reboot).
+#
+# The run's settings come from /asb/run.env and /asb/argv, which the host appends to the base
+# initramfs as a second cpio archive; every value there is single-quoted by the host.
+export PATH=/bin
+
+fail() {
+  echo "agent-sandbox guest: $*" >&2
+  [ -e /dev/asb-status ] && echo "error $*" >/dev/asb-status
+  sync
+  reboot -f
+  sleep 5
+  exit 1
+}
+
+mount -t proc -o nosuid,nodev,noexec proc /proc || fail "mounting /proc"
+mount -t sysfs -o nosuid,nodev,noexec sysfs /sys || fail "mounting /sys"
+mount -t devtmpfs -o nosuid,noexec devtmpfs /dev || fail "mounting /dev"
+
+for module in virtio_ring virtio virtio_mmio virtio_blk failover net_failover virtio_net \
+  virtio_console; do
+  insmod /lib/modules/$module.ko || fail "loading kernel module $module"
+done
+
+. /asb/run.env || fail "reading /asb/run.env"
+
+# Probe mode: the host only wants to know that a guest boots here (its KVM really works).
+if [ "${ASB_PROBE:-0}" = 1 ]; then
+  tries=0
+  until [ -e /sys/class/virtio-ports/vport0p1/name ] && [ -n "$(cat /sys/class/virtio-ports/vport0p1/name)" ]; do
+    tries=$((tries + 1))
+    [ "$tries" -gt 500 ] && break
+    usleep 20000
+  done
+  for port in /sys/class/virtio-ports/*; do
+    [ "$(cat "$port/name")" = asb-status ] && echo "probe ok" >"/dev/${port##*/}"
+  done
+  sync
+  reboot -f
+fi
+
+# Devices appear asynchronously once their drivers bind, and a port's name arrives after the
+# port itself; wait (bounded) for all of them.
+channels_named() {
+  for port in /sys/class/virtio-ports/*; do
+    name=$(cat "$port/name" 2>/dev/null)
+    [ -n "$name" ] && [ ! -e "/dev/$name" ] && ln -s "/dev/${port##*/}" "/dev/$name"
+  done
+  [ -e /dev/asb-out ] && [ -e /dev/asb-status ]
+}
+tries=0
+until [ -b /dev/vda ] && [ -e /sys/class/net/eth0 ] && channels_named; do
+  tries=$((tries + 1))
+  [ "$tries" -gt 1000 ] && fail "the virtio devices did not appear within 20 s"
+  usleep 20000
+done
+
+# The image's files: read-only, no device nodes, no set-user-id (nor file capabilities).
+mount -t ext4 -o ro,nosuid,nodev /dev/vda /newroot || fail "mounting the root disk"
+mount -t tmpfs -o nosuid,nodev,size=${ASB_TMPFS_MB}m,mode=1777 tmpfs /newroot/tmp \
+  || fail "mounting /tmp"
+mount -t tmpfs -o nosuid,nodev,size=${ASB_WORKSPACE_MB}m,mode=0755,uid=$ASB_UID,gid=$ASB_GID \
+  tmpfs /newroot/workspace || fail "mounting /workspace"
+mount -t proc -o nosuid,nodev,noexec,hidepid=2 proc /newroot/proc || fail "mounting the workload's /proc"
+mount -t tmpfs -o nosuid,noexec,size=64k,mode=0755 tmpfs /newroot/dev || fail "mounting the workload's /dev"
+for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+  IFS=: read -r name major minor <<NODE
+$node
+NODE
+  mknod -m 0666 "/newroot/dev/$name" c "$major" "$minor" || fail "creating /dev/$name"
+done
+ln -s /proc/self/fd /newroot/dev/fd
+
+# One interface, one address; the default route leads to the host, whose nftables fence lets
+# through only the proxy's port on its own side of the tap.
+ip link set lo up && ip link set eth0 up \
+  && ip addr add "$ASB_ADDRESS/$ASB_PREFIX" dev eth0 \
+  && ip route add default via "$ASB_GATEWAY" || fail "configuring eth0"
+
+# Caps for everything the workload starts: processes (a fork bomb stops here) and memory (the
+# kernel's OOM killer picks inside this group, never this init).
+mkdir -p /sys/fs/cgroup && mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /sys/fs/cgroup \
+  || fail "mounting cgroup2"
+echo "+pids +memory" >/sys/fs/cgroup/cgroup.subtree_control || fail "enabling the pids and memory controllers"
+mkdir /sys/fs/cgroup/workload && echo "$ASB_PIDS" >/sys/fs/cgroup/workload/pids.max \
+  && echo "${ASB_MEMORY_MB}M" >/sys/fs/cgroup/workload/memory.max \
+  && echo 0 >/sys/fs/cgroup/workload/memory.swap.max 2>/dev/null
+[ "$(cat /sys/fs/cgroup/workload/pids.max)" = "$ASB_PIDS" ] || fail "setting pids.max"
+
+echo "ready" >/dev/asb-status
+
+# No new privileges, then chroot into the image and switch to the workload's user; the kernel
+# clears every capability when a root process changes to a non-zero uid.
+eval "set -- $(cat /asb/argv)" || fail "reading /asb/argv"
+environment=$(cat /asb/envv) || fail "reading /asb/envv"
+(
+  # "0" moves the writer itself: this subshell. ($$ would be the init's own pid, PID 1.)
+  echo 0 >/sys/fs/cgroup/workload/cgroup.procs || exit 125
+  eval "exec env -i $environment setpriv --nnp nsenter -r/newroot -w/newroot/workspace \
+    -S \"\$ASB_UID\" -G \"\$ASB_GID\" -- \"\$@\""
+) </dev/null >/dev/asb-out 2>&1
+status=$?
+echo "exit $status" >/dev/asb-status
+sync
+reboot -f

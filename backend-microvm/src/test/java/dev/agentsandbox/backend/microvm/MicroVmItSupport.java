@@ -1,0 +1,184 @@
+package dev.agentsandbox.backend.microvm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.RunEgress;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * What the microVM ITs share: the backend under software emulation (or what {@code
+ * AGENT_SANDBOX_MICROVM_ACCEL} names), specs, and the check that nothing is left behind.
+ */
+final class MicroVmItSupport {
+  static final String WORKLOAD_IMAGE = "agent-sandbox/workload:dev";
+  static final Path PROXY_JAR = Path.of("..", "proxy", "target", "agent-sandbox-proxy.jar");
+
+  private MicroVmItSupport() {}
+
+  static MicroVmConfig config() {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    String accel = System.getenv().getOrDefault("AGENT_SANDBOX_MICROVM_ACCEL", "tcg");
+    return MicroVmConfig.defaults(
+            List.of(
+                java,
+                "-Xmx64m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-XX:-UsePerfData",
+                "-jar",
+                PROXY_JAR.toAbsolutePath().normalize().toString()))
+        .withAccel(accel);
+  }
+
+  /** The backend, failing the test class loudly (never skipping) when this host cannot run it. */
+  static MicroVmBackend requireBackend() {
+    if (!Files.isReadable(PROXY_JAR)) {
+      fail("The microVM ITs need the proxy's jar " + PROXY_JAR + " (./mvnw -pl proxy package)");
+    }
+    MicroVmBackend backend = new MicroVmBackend(config());
+    Probe probe = backend.probe();
+    if (!probe.available()) {
+      fail("The microVM ITs need QEMU, a guest kernel, nftables and taps: " + probe.detail());
+    }
+    try {
+      backend.files().imageId(WORKLOAD_IMAGE);
+    } catch (RuntimeException e) {
+      fail("The microVM ITs need image " + WORKLOAD_IMAGE + ": " + e.getMessage());
+    }
+    return backend;
+  }
+
+  static String newRunId() {
+    return "itvm" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+  }
+
+  static RunSpec spec(
+      String runId, List<String> command, RunEgress egress, Resources resources, Duration ttl) {
+    return new RunSpec(
+        runId,
+        "it-agent",
+        WORKLOAD_IMAGE,
+        command,
+        Map.of(),
+        egress,
+        resources,
+        ttl,
+        Instant.now().plus(Duration.ofMinutes(30)),
+        false);
+  }
+
+  static RunEgress noEgress() {
+    return new RunEgress(AllowList.EMPTY, Optional.empty(), List.of(), Map.of());
+  }
+
+  static Resources smallCaps() {
+    return new Resources(1, 160, 128);
+  }
+
+  /** Taps of this backend on the host. */
+  static List<String> taps() {
+    List<String> found = new ArrayList<>();
+    try (var links = Files.list(Path.of("/sys/class/net"))) {
+      links
+          .map(p -> p.getFileName().toString())
+          .filter(n -> n.startsWith(NftFence.TAP_PREFIX))
+          .forEach(found::add);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return found;
+  }
+
+  /** Taps whose alias names a test run. */
+  static List<String> testTaps() throws java.io.IOException {
+    List<String> found = new ArrayList<>();
+    for (String tap : taps()) {
+      Path alias = Path.of("/sys/class/net", tap, "ifalias");
+      if (Files.exists(alias) && Files.readString(alias).contains("run=itvm")) {
+        found.add(tap);
+      }
+    }
+    return found;
+  }
+
+  /** The table's set elements that name a test run. */
+  static String fenceElementsOfTests() throws Exception {
+    String table = FenceDrill.output("nft", "list", "table", "inet", NftFence.TABLE);
+    return table.lines().filter(l -> l.contains("run itvm")).reduce("", (a, b) -> a + b + "\n");
+  }
+
+  /** Reaps every test run and asserts that no tap, element, directory or process remains. */
+  static void cleanUpAndAssertNothingLeft(MicroVmBackend backend) throws Exception {
+    backend.reap(Instant.now(), runId -> !runId.startsWith("itvm"));
+    List<String> dirs = new ArrayList<>();
+    if (Files.isDirectory(backend.config().runDir())) {
+      try (var list = Files.list(backend.config().runDir())) {
+        list.map(p -> p.getFileName().toString())
+            .filter(n -> n.startsWith("itvm"))
+            .forEach(dirs::add);
+      }
+    }
+    assertThat(dirs).as("run directories left behind").isEmpty();
+    assertThat(testTaps()).as("taps left behind").isEmpty();
+    assertThat(fenceElementsOfTests()).as("nftables elements left behind").isEmpty();
+    assertThat(
+            ProcessHandle.allProcesses()
+                .filter(
+                    p ->
+                        p.info()
+                            .arguments()
+                            .map(a -> String.join(" ", a))
+                            .orElse("")
+                            .contains(backend.config().runDir() + "/itvm"))
+                .map(ProcessHandle::pid)
+                .toList())
+        .as("VMM or proxy processes left behind")
+        .isEmpty();
+  }
+
+  /** Records what a sandbox produced. */
+  static final class RecordingListener implements SandboxListener {
+    private final ByteArrayOutputStream output = new ByteArrayOutputStream();
+    final List<String> decisions = new CopyOnWriteArrayList<>();
+    volatile Instant firstOutput;
+
+    @Override
+    public void onOutput(byte[] chunk) {
+      synchronized (output) {
+        if (firstOutput == null) {
+          firstOutput = Instant.now();
+        }
+        output.writeBytes(chunk);
+      }
+    }
+
+    @Override
+    public void onEgressDecision(String jsonLine) {
+      decisions.add(jsonLine);
+    }
+
+    String output() {
+      synchronized (output) {
+        return output.toString(StandardCharsets.UTF_8);
+      }
+    }
+  }
+}

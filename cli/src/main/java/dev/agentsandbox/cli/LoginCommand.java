@@ -1,0 +1,147 @@
+package dev.agentsandbox.cli;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code agent-sandbox login}: names a server and the file holding its token in the config file,
+ * after checking that the server accepts the token, and makes it the current context.
+ */
+@Command(
+    name = "login",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Save a server and its token file as the current context",
+      "",
+      "The config file ($"
+          + Contexts.ENV
+          + ", default ~/.config/agent-sandbox/config.yaml)"
+          + " records the URL and the token file's path, never the token. A token read from"
+          + " standard input (--token-file -) is written to a file of its own beside the config"
+          + " file, readable by you only. The server is asked once, so a wrong URL or a"
+          + " revoked token is caught now."
+    },
+    footerHeading = "%nExamples:%n",
+    footer = {
+      "  agent-sandbox login --url http://127.0.0.1:8080 --token-file data/admin-token",
+      "  pass show sandbox/prod | agent-sandbox login --name prod --url https://sb.example"
+          + " --token-file -",
+      "  agent-sandbox runs list --context prod"
+    })
+final class LoginCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(names = "--url", required = true, paramLabel = "URL", description = "The service")
+  String url;
+
+  @Option(
+      names = "--token-file",
+      required = true,
+      paramLabel = "FILE",
+      description = "The file holding the token, - for standard input")
+  String tokenFile;
+
+  @Option(
+      names = "--name",
+      paramLabel = "NAME",
+      description = "The context's name (default: default)")
+  String name = "default";
+
+  /** Seam for tests: the environment and standard input. */
+  Map<String, String> env = System.getenv();
+
+  InputStream stdin = System.in;
+
+  @Override
+  public Integer call() throws IOException, InterruptedException {
+    checkUrl();
+    if (!name.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,62}")) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "--name " + name + ": use letters, digits, dots, hyphens and underscores (at most 63)");
+    }
+    Path configFile = Contexts.location(env);
+    Contexts contexts = Contexts.load(configFile);
+    Path tokenPath;
+    String token;
+    if (tokenFile.equals("-")) {
+      token = new String(stdin.readNBytes(64 * 1024), StandardCharsets.UTF_8).strip();
+      tokenPath = configFile.toAbsolutePath().getParent().resolve("tokens").resolve(name);
+    } else {
+      tokenPath = Path.of(tokenFile).toAbsolutePath();
+      token = ApiConnection.read(tokenPath, "--token-file").strip();
+    }
+    if (token.isEmpty()) {
+      throw new ParameterException(spec.commandLine(), "--token-file " + tokenFile + ": empty");
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    String checked = check(token);
+    if (tokenFile.equals("-")) {
+      Files.createDirectories(tokenPath.getParent());
+      Files.deleteIfExists(tokenPath);
+      Files.createFile(
+          tokenPath,
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+      Files.writeString(tokenPath, token + "\n", StandardCharsets.UTF_8);
+    }
+    contexts.with(new Contexts.Context(name, url.replaceAll("/+$", ""), tokenPath)).save();
+    out.println(
+        "context "
+            + name
+            + ": "
+            + url
+            + " ("
+            + checked
+            + "), saved in "
+            + configFile
+            + " and made current");
+    out.flush();
+    return 0;
+  }
+
+  private void checkUrl() {
+    try {
+      URI uri = new URI(url);
+      if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+          || uri.getHost() == null) {
+        throw new URISyntaxException(url, "expected http(s)://HOST[:PORT]");
+      }
+    } catch (URISyntaxException e) {
+      throw new ParameterException(
+          spec.commandLine(), "--url " + url + ": not a URL (expected http(s)://HOST[:PORT])");
+    }
+  }
+
+  /** Asks the server once; returns what it said of the token. */
+  private String check(String token) throws IOException, InterruptedException {
+    try (AdminApi api = new AdminApi(url, token)) {
+      AdminApi.Answer answer =
+          api.exchange(
+              api.request(AdminApi.RUNS + "?limit=1", java.time.Duration.ofSeconds(15))
+                  .GET()
+                  .build());
+      if (answer.status() / 100 == 2) {
+        return "token accepted";
+      }
+      ApiCallException refused = ApiCallException.of("log in to " + url, answer);
+      if (refused.code().equals("missing_scope")) {
+        return "token accepted; it cannot read runs";
+      }
+      throw refused;
+    }
+  }
+}

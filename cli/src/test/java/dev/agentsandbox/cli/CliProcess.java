@@ -1,0 +1,138 @@
+package dev.agentsandbox.cli;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * The packaged {@code agent-sandbox} jar run as a process, its stdout and stderr read line by line
+ * as they arrive, each line with the instant it was read.
+ */
+final class CliProcess implements AutoCloseable {
+  /** A line as read, with when. */
+  record Line(Instant at, String text) {}
+
+  static final Path JAR = Path.of("target", "agent-sandbox.jar");
+
+  private final Process process;
+  private final List<Line> out = new ArrayList<>();
+  private final List<Line> err = new ArrayList<>();
+
+  private CliProcess(Process process) {
+    this.process = process;
+    Thread.ofVirtual().start(() -> read(process.getInputStream(), out));
+    Thread.ofVirtual().start(() -> read(process.getErrorStream(), err));
+  }
+
+  static CliProcess start(Map<String, String> env, String... args) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(ProcessHandle.current().info().command().orElse("java"));
+    command.add("--enable-native-access=ALL-UNNAMED");
+    command.add("-jar");
+    command.add(JAR.toString());
+    command.addAll(List.of(args));
+    ProcessBuilder builder = new ProcessBuilder(command);
+    builder.environment().remove("AGENT_SANDBOX_TOKEN");
+    builder.environment().remove("AGENT_SANDBOX_URL");
+    builder.environment().putAll(env);
+    return new CliProcess(builder.start());
+  }
+
+  /** Runs to the end with {@code stdin} as standard input; bounded by {@code timeout}. */
+  static CliProcess run(Map<String, String> env, String stdin, Duration timeout, String... args)
+      throws IOException, InterruptedException {
+    CliProcess cli = start(env, args);
+    try (OutputStream in = cli.process.getOutputStream()) {
+      in.write(stdin.getBytes(StandardCharsets.UTF_8));
+    }
+    cli.await(timeout);
+    return cli;
+  }
+
+  private void read(InputStream stream, List<Line> into) {
+    try (BufferedReader reader =
+        new BufferedReader(new InputStreamReader(stream, StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = reader.readLine()) != null) {
+        synchronized (this) {
+          into.add(new Line(Instant.now(), line));
+          notifyAll();
+        }
+      }
+    } catch (IOException e) {
+      // The process ended.
+    }
+  }
+
+  long pid() {
+    return process.pid();
+  }
+
+  /** Waits for the process to end; kills it and fails past {@code timeout}. */
+  int await(Duration timeout) throws InterruptedException {
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      throw new AssertionError("the CLI did not end within " + timeout + "; " + this);
+    }
+    // Let the readers take the last lines.
+    Thread.sleep(100);
+    return process.exitValue();
+  }
+
+  /** Waits for a stdout or stderr line matching {@code wanted}; fails past {@code timeout}. */
+  synchronized Line awaitLine(boolean stderr, Predicate<String> wanted, Duration timeout)
+      throws InterruptedException {
+    Instant until = Instant.now().plus(timeout);
+    while (true) {
+      for (Line line : stderr ? err : out) {
+        if (wanted.test(line.text())) {
+          return line;
+        }
+      }
+      long left = Duration.between(Instant.now(), until).toMillis();
+      if (left <= 0) {
+        throw new AssertionError("no such line within " + timeout + "; " + this);
+      }
+      wait(Math.min(left, 500));
+    }
+  }
+
+  synchronized List<Line> out() {
+    return List.copyOf(out);
+  }
+
+  synchronized List<Line> err() {
+    return List.copyOf(err);
+  }
+
+  synchronized String outText() {
+    return String.join("\n", out.stream().map(Line::text).toList());
+  }
+
+  synchronized String errText() {
+    return String.join("\n", err.stream().map(Line::text).toList());
+  }
+
+  @Override
+  public synchronized String toString() {
+    return "stdout:\n" + outText() + "\nstderr:\n" + errText();
+  }
+
+  @Override
+  public void close() {
+    if (process.isAlive()) {
+      process.destroyForcibly();
+    }
+  }
+}

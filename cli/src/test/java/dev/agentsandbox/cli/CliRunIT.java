@@ -1,0 +1,556 @@
+package dev.agentsandbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import com.github.dockerjava.api.DockerClient;
+import dev.agentsandbox.backend.Labels;
+import dev.agentsandbox.backend.docker.DockerClients;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The command line as a person and a script use it: the packaged jar as a process, against a real
+ * {@code serve} process with the Docker backend. Three short runs in all (the daemon is shared).
+ */
+class CliRunIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
+  private static final Pattern KILLING = Pattern.compile("killing run ([a-z0-9]{20})");
+  private static final Duration RUN_LIMIT = Duration.ofSeconds(150);
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  private static Process serve;
+  private static Path dir;
+  private static String base;
+  private static String token;
+  private static Map<String, String> env;
+  private static final List<String> runIds = new ArrayList<>();
+
+  @BeforeAll
+  static void startServe() throws Exception {
+    assertThat(CliProcess.JAR).as("the packaged CLI jar (failsafe runs after package)").exists();
+    dir = Files.createTempDirectory("asb-cli-it");
+    String java = ProcessHandle.current().info().command().orElse("java");
+    serve =
+        new ProcessBuilder(
+                java,
+                "--enable-native-access=ALL-UNNAMED",
+                "-jar",
+                CliProcess.JAR.toString(),
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--db",
+                "jdbc:sqlite:" + dir.resolve("store.db"),
+                "--data-dir",
+                dir.toString(),
+                "--instance-id",
+                "cli-it-" + ProcessHandle.current().pid())
+            .redirectErrorStream(true)
+            .start();
+    base = awaitListening(serve);
+    token = Files.readString(dir.resolve("admin-token"), StandardCharsets.UTF_8).strip();
+    env = Map.of("AGENT_SANDBOX_CONFIG", dir.resolve("cli.yaml").toString(), "NO_COLOR", "1");
+    CliProcess login =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "login",
+            "--url",
+            base,
+            "--token-file",
+            dir.resolve("admin-token").toString(),
+            "--name",
+            "it");
+    assertThat(login.await(Duration.ofSeconds(1))).as(login.toString()).isZero();
+    assertThat(Files.readString(dir.resolve("cli.yaml"))).doesNotContain(token);
+    Path config = dir.resolve("sandbox.yaml");
+    Files.writeString(
+        config,
+        """
+        enabled: true
+        backend: docker
+        agents:
+          cli:
+            allow: []
+            image: agent-sandbox/workload:dev
+            ttl_seconds: 120
+            resources: {cpus: 1, memory_mb: 256, pids: 128}
+        version: 0
+        """);
+    CliProcess apply =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "config",
+            "apply",
+            "-f",
+            config.toString(),
+            "--reason",
+            "CliRunIT");
+    assertThat(apply.await(Duration.ofSeconds(1))).as(apply.toString()).isZero();
+    assertThat(apply.outText()).contains("version 1");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (serve != null && serve.isAlive()) {
+      serve.destroy();
+      if (!serve.waitFor(60, TimeUnit.SECONDS)) {
+        serve.destroyForcibly();
+      }
+    }
+    DockerClient docker = DockerClients.fromEnvironment();
+    for (String runId : runIds) {
+      assertThat(
+              docker
+                  .listContainersCmd()
+                  .withShowAll(true)
+                  .withLabelFilter(Map.of(Labels.RUN_ID, runId))
+                  .exec())
+          .as("containers left by run " + runId)
+          .isEmpty();
+    }
+  }
+
+  @Test
+  void runStreamsLivePrintsTheRefusalWhileTheRunContinuesAndExitsWithTheWorkloadsStatus()
+      throws Exception {
+    try (CliProcess cli =
+        CliProcess.start(
+            env,
+            "run",
+            "--agent",
+            "cli",
+            "--",
+            "sh",
+            "-c",
+            "echo first; curl -s -o /dev/null -w 'HTTP %{http_code}\\n' http://api.denied.test/;"
+                + " sleep 4; echo last; exit 7")) {
+      CliProcess.Line first = cli.awaitLine(false, "first"::equals, RUN_LIMIT);
+      String runId = latestRunId();
+      runIds.add(runId);
+      assertThat(status(runId)).as("the run when its first line arrived").isEqualTo("running");
+      CliProcess.Line denied =
+          cli.awaitLine(true, l -> l.startsWith("denied: "), Duration.ofSeconds(30));
+      assertThat(denied.text()).isEqualTo("denied: api.denied.test:80 not-allowed");
+      assertThat(status(runId)).as("the run when its refusal was printed").isEqualTo("running");
+      int exit = cli.await(RUN_LIMIT);
+      CliProcess.Line last = cli.awaitLine(false, "last"::equals, Duration.ofSeconds(1));
+      assertThat(exit).as(cli.toString()).isEqualTo(7);
+      assertThat(cli.outText()).isEqualTo("first\nHTTP 403\nlast");
+      assertThat(first.at()).isBefore(denied.at());
+      assertThat(denied.at()).isBefore(last.at());
+      System.out.printf(
+          "CliRunIT: first line %s, refusal +%d ms, last line +%d ms%n",
+          first.at(),
+          Duration.between(first.at(), denied.at()).toMillis(),
+          Duration.between(first.at(), last.at()).toMillis());
+    }
+  }
+
+  @Test
+  void sigintKillsTheRunSaysSoAndTheAuditShowsTheKill() throws Exception {
+    try (CliProcess cli =
+        CliProcess.start(
+            env, "run", "--agent", "cli", "--", "sh", "-c", "echo started; sleep 100")) {
+      cli.awaitLine(false, "started"::equals, RUN_LIMIT);
+      Process kill = new ProcessBuilder("kill", "-INT", Long.toString(cli.pid())).start();
+      assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0).isTrue();
+      CliProcess.Line killing =
+          cli.awaitLine(true, l -> l.contains("Ctrl-C: killing run"), Duration.ofSeconds(10));
+      Matcher id = KILLING.matcher(killing.text());
+      assertThat(id.find()).as(killing.text()).isTrue();
+      runIds.add(id.group(1));
+      int exit = cli.await(Duration.ofSeconds(60));
+      assertThat(exit).as(cli.toString()).isEqualTo(ExitCodes.KILLED);
+      assertThat(cli.errText()).contains("run " + id.group(1) + " was killed (exit code 123)");
+      JsonNode audit = api("/api/admin/platform/audit?run=" + id.group(1));
+      List<String> types = new ArrayList<>();
+      JsonNode kill1 = null;
+      for (JsonNode row : audit.path("rows")) {
+        types.add(row.path("type").asText());
+        if (row.path("type").asText().equals("agent_sandbox.kill")) {
+          kill1 = row;
+        }
+      }
+      assertThat(types)
+          .containsSubsequence(
+              "agent_sandbox.launch", "agent_sandbox.kill", "agent_sandbox.teardown");
+      assertThat(kill1.path("actor").asText()).isEqualTo("admin");
+      assertThat(status(id.group(1))).isEqualTo("killed");
+    }
+  }
+
+  @Test
+  void runsListParsesAsJsonAndYamlAndItsTableLinesUp() throws Exception {
+    CliProcess detached =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "run",
+            "--detach",
+            "--agent",
+            "cli",
+            "--",
+            "sh",
+            "-c",
+            "echo detached");
+    assertThat(detached.await(Duration.ofSeconds(1))).as(detached.toString()).isZero();
+    String runId = detached.outText().strip();
+    assertThat(runId).matches("[a-z0-9]{20}");
+    runIds.add(runId);
+    CliProcess logs = CliProcess.run(env, "", RUN_LIMIT, "runs", "logs", "-f", runId);
+    assertThat(logs.outText()).isEqualTo("detached");
+
+    CliProcess json =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "runs",
+            "list",
+            "--agent",
+            "cli",
+            "--status",
+            "exited",
+            "--since",
+            "1h",
+            "-o",
+            "json");
+    JsonNode list = JSON.readTree(json.outText());
+    List<String> listed = new ArrayList<>();
+    list.path("runs").forEach(r -> listed.add(r.path("run_id").asText()));
+    assertThat(listed).contains(runId);
+    list.path("runs")
+        .forEach(
+            r -> {
+              assertThat(r.path("agent").asText()).isEqualTo("cli");
+              assertThat(r.path("status").asText()).isEqualTo("exited");
+            });
+
+    CliProcess yaml =
+        CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "get", runId, "-o", "yaml");
+    JsonNode got = new YAMLMapper().readTree(yaml.outText());
+    assertThat(got.path("run_id").asText()).isEqualTo(runId);
+    assertThat(got.path("exit_status").asInt()).isZero();
+
+    CliProcess table = CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "list");
+    List<String> lines = table.out().stream().map(CliProcess.Line::text).toList();
+    assertThat(lines.getFirst()).startsWith("RUN ID").contains("STATUS");
+    assertLinedUp(lines);
+    assertThat(lines).anySatisfy(l -> assertThat(l).startsWith(runId + "  cli "));
+
+    CliProcess bare =
+        CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "list", "--no-headers");
+    assertThat(bare.out().getFirst().text()).doesNotContain("RUN ID");
+    assertThat(bare.out()).hasSize(lines.size() - 1);
+  }
+
+  @Test
+  void configEditShowsTheLooseningAndRequiresAReason() throws Exception {
+    Path editor = dir.resolve("add-agent.sh");
+    Files.writeString(
+        editor,
+        "#!/bin/sh\n"
+            + "sed -i 's/^agents:$/agents:\\n  edited:\\n    allow: [api.vendor.test]/' \"$1\"\n");
+    editor.toFile().setExecutable(true);
+    Map<String, String> editing = with("EDITOR", editor.toString());
+    long before = api(AdminApi.BASE).path("version").asLong();
+
+    CliProcess noReason = CliProcess.run(editing, "\n", Duration.ofSeconds(60), "config", "edit");
+    assertThat(noReason.await(Duration.ofSeconds(1))).as(noReason.toString()).isEqualTo(1);
+    assertThat(noReason.errText())
+        .contains("+  edited:")
+        .contains("LOOSENS")
+        .contains("agent_added")
+        .contains("agents.edited")
+        .contains("Reason (required)")
+        .contains("needs a reason; nothing saved");
+    assertThat(api(AdminApi.BASE).path("version").asLong()).isEqualTo(before);
+
+    CliProcess saved =
+        CliProcess.run(editing, "CHG-7\ny\n", Duration.ofSeconds(60), "config", "edit");
+    assertThat(saved.await(Duration.ofSeconds(1))).as(saved.toString()).isZero();
+    assertThat(saved.outText()).contains("as version " + (before + 1));
+    JsonNode rows = api("/api/admin/platform/audit?type=agent_sandbox.config.update").path("rows");
+    JsonNode last = rows.get(rows.size() - 1);
+    assertThat(last.path("data").path("reason").asText()).isEqualTo("CHG-7");
+    assertThat(last.path("data").path("loosenings").toString()).contains("agent_added");
+  }
+
+  @Test
+  void configEditReopensTheEditorOnTheVersionSavedMeanwhile() throws Exception {
+    Path concurrent = dir.resolve("concurrent.json");
+    Path count = dir.resolve("editor-calls");
+    Path editor = dir.resolve("race.sh");
+    // The first time, someone else saves a change while "the editor is open"; both times the
+    // edit narrows the cli agent's time to live.
+    Files.writeString(
+        editor,
+        "#!/bin/sh\n"
+            + "echo x >> '"
+            + count
+            + "'\n"
+            + "if [ \"$(wc -l < '"
+            + count
+            + "')\" -eq 1 ]; then\n"
+            + "  v=$(sed -n 's/^version: //p' \"$1\")\n"
+            + "  sed \"s/VERSION/$v/\" '"
+            + concurrent
+            + "' > '"
+            + concurrent
+            + ".sent'\n"
+            + "  curl -sS -o /dev/null -X PUT -H \"Authorization: Bearer $(cat '"
+            + dir.resolve("admin-token")
+            + "')\" -H 'Content-Type: application/json' --data @'"
+            + concurrent
+            + ".sent' '"
+            + base
+            + AdminApi.BASE
+            + "'\n"
+            + "fi\n"
+            + "sed -i 's/ttl_seconds: 120/ttl_seconds: 100/' \"$1\"\n");
+    editor.toFile().setExecutable(true);
+    JsonNode current = api(AdminApi.BASE);
+    com.fasterxml.jackson.databind.node.ObjectNode other = GovernedDocument.editable(current);
+    ((com.fasterxml.jackson.databind.node.ObjectNode) other.path("agents").path("cli"))
+        .putArray("allow")
+        .add("other.vendor.test");
+    other.put("version", "VERSION");
+    other.put("reason", "a colleague's change");
+    Files.writeString(concurrent, JSON.writeValueAsString(other).replace("\"VERSION\"", "VERSION"));
+
+    CliProcess edit =
+        CliProcess.run(
+            with("EDITOR", editor.toString()),
+            "\ny\n\ny\n",
+            Duration.ofSeconds(60),
+            "config",
+            "edit");
+    assertThat(edit.await(Duration.ofSeconds(1))).as(edit.toString()).isZero();
+    assertThat(Files.readAllLines(count)).hasSize(2);
+    assertThat(edit.errText())
+        .contains("someone saved version " + (current.path("version").asLong() + 1));
+    JsonNode after = api(AdminApi.BASE);
+    assertThat(after.path("version").asLong()).isEqualTo(current.path("version").asLong() + 2);
+    assertThat(after.path("agents").path("cli").path("ttl_seconds").asInt()).isEqualTo(100);
+    assertThat(after.path("agents").path("cli").path("allow").toString())
+        .as("the colleague's change survives")
+        .contains("other.vendor.test");
+  }
+
+  /**
+   * A person at a terminal: the CLI in a tmux pane (a real terminal, so the progress line shows),
+   * {@code run} then {@code runs list}, captured as the pane shows them into {@code
+   * target/cli-session.txt}, the session docs/cli.md shows.
+   */
+  @Test
+  void aTerminalSessionShowsRunAndRunsListAsAPersonSeesThem() throws Exception {
+    Path bin = Files.createDirectories(dir.resolve("bin"));
+    Path wrapper = bin.resolve("agent-sandbox");
+    Files.writeString(
+        wrapper,
+        "#!/bin/sh\nexec '"
+            + ProcessHandle.current().info().command().orElse("java")
+            + "' --enable-native-access=ALL-UNNAMED -jar '"
+            + CliProcess.JAR.toAbsolutePath()
+            + "' \"$@\"\n");
+    wrapper.toFile().setExecutable(true);
+    Path socket = dir.resolve("tmux.sock");
+    // The shell gets its environment through env(1): a bare prompt, the wrapper on PATH, this
+    // test's contexts, and no NO_COLOR (a person's terminal, colours and all).
+    tmux(
+        socket,
+        "new-session",
+        "-d",
+        "-s",
+        "cli",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        "env -u NO_COLOR PATH="
+            + bin
+            + ":/usr/bin:/bin AGENT_SANDBOX_CONFIG="
+            + env.get("AGENT_SANDBOX_CONFIG")
+            + " 'PS1=$ ' bash --norc --noprofile");
+    try {
+      awaitPrompt(socket, "$");
+      type(
+          socket,
+          "agent-sandbox run --agent cli -- sh -c 'echo hello; curl -sS https://api.denied.test/"
+              + " || echo refused; echo done; exit 3'");
+      awaitPrompt(socket, "done");
+      type(socket, "echo $?");
+      awaitPrompt(socket, "\n3\n");
+      type(socket, "agent-sandbox runs list --limit 3");
+      String screen = awaitPrompt(socket, "RUN ID");
+      Files.writeString(Path.of("target", "cli-session.txt"), screen);
+      assertThat(screen)
+          .contains("hello")
+          .contains("denied: api.denied.test:443 not-allowed")
+          .contains("refused")
+          .containsPattern("run [a-z0-9]{20} running on docker")
+          .contains("$ echo $?\n3\n");
+      List<String> table =
+          screen
+              .lines()
+              .dropWhile(l -> !l.startsWith("RUN ID"))
+              .takeWhile(l -> !l.startsWith("$"))
+              .toList();
+      assertThat(table).hasSizeGreaterThan(1);
+      assertLinedUp(table);
+      Matcher id = Pattern.compile("run ([a-z0-9]{20}) running").matcher(screen);
+      assertThat(id.find()).isTrue();
+      runIds.add(id.group(1));
+    } finally {
+      tmux(socket, "kill-server");
+    }
+  }
+
+  private static Map<String, String> with(String name, String value) {
+    Map<String, String> more = new java.util.HashMap<>(env);
+    more.put(name, value);
+    return more;
+  }
+
+  private static String tmux(Path socket, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("tmux", "-S", socket.toString()));
+    command.addAll(List.of(args));
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!process.waitFor(30, TimeUnit.SECONDS) || process.exitValue() != 0) {
+      fail(
+          "tmux "
+              + String.join(" ", args)
+              + ": "
+              + output
+              + " (is tmux installed? scripts/install-host.sh)");
+    }
+    return output;
+  }
+
+  private static void type(Path socket, String line) throws Exception {
+    tmux(socket, "send-keys", "-t", "cli", "-l", line);
+    tmux(socket, "send-keys", "-t", "cli", "Enter");
+  }
+
+  /** The pane once it shows {@code wanted} and the prompt is back; bounded. */
+  private static String awaitPrompt(Path socket, String wanted) throws Exception {
+    Instant until = Instant.now().plus(RUN_LIMIT);
+    String screen = "";
+    while (Instant.now().isBefore(until)) {
+      screen = tmux(socket, "capture-pane", "-p", "-t", "cli").stripTrailing();
+      if (screen.contains(wanted) && (screen.equals("$") || screen.endsWith("\n$"))) {
+        return screen + "\n";
+      }
+      Thread.sleep(300);
+    }
+    return fail(
+        "the pane did not show " + wanted + " and a prompt within " + RUN_LIMIT + ":\n" + screen);
+  }
+
+  /** Every column starts at the same offset on every line, as the header places it. */
+  static void assertLinedUp(List<String> lines) {
+    String header = lines.getFirst();
+    List<Integer> starts = new ArrayList<>();
+    Matcher column = Pattern.compile("(?<=^|  )\\S").matcher(header);
+    while (column.find()) {
+      starts.add(column.start());
+    }
+    assertThat(starts).hasSizeGreaterThan(3);
+    for (String line : lines.subList(1, lines.size())) {
+      for (int start : starts) {
+        assertThat(line.length()).as(line).isGreaterThan(start);
+        assertThat(line.charAt(start)).as("column at %d in [%s]", start, line).isNotEqualTo(' ');
+        if (start > 0) {
+          assertThat(line.charAt(start - 1))
+              .as("gap before %d in [%s]", start, line)
+              .isEqualTo(' ');
+        }
+      }
+    }
+  }
+
+  private static String latestRunId() throws Exception {
+    Instant until = Instant.now().plusSeconds(30);
+    while (Instant.now().isBefore(until)) {
+      for (JsonNode run : api("/api/admin/platform/agent-sandbox/runs?limit=5").path("runs")) {
+        if (!runIds.contains(run.path("run_id").asText())
+            && run.path("status").asText().equals("running")) {
+          return run.path("run_id").asText();
+        }
+      }
+      Thread.sleep(200);
+    }
+    return fail("no new running run within 30 s");
+  }
+
+  private static String status(String runId) throws Exception {
+    return api("/api/admin/platform/agent-sandbox/runs/" + runId).path("status").asText();
+  }
+
+  static JsonNode api(String path) throws Exception {
+    HttpResponse<String> response =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(base + path))
+                .header("Authorization", "Bearer " + token)
+                .timeout(Duration.ofSeconds(30))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).as(path + ": " + response.body()).isEqualTo(200);
+    return JSON.readTree(response.body());
+  }
+
+  private static String awaitListening(Process process) throws IOException {
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    Instant until = Instant.now().plusSeconds(120);
+    String line;
+    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
+      Matcher m = LISTENING.matcher(line);
+      if (m.find()) {
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  try {
+                    while (out.readLine() != null) {
+                      // Keeps the pipe from filling; the server's log is not under test.
+                    }
+                  } catch (IOException e) {
+                    // The process ended.
+                  }
+                });
+        return m.group(1);
+      }
+    }
+    return fail("serve did not say where it listens within 120 s");
+  }
+}

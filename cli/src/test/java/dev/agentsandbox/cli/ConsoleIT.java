@@ -1,0 +1,499 @@
+package dev.agentsandbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.github.dockerjava.api.DockerClient;
+import dev.agentsandbox.backend.Labels;
+import dev.agentsandbox.backend.docker.DockerClients;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+import org.openqa.selenium.logging.LoggingPreferences;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.Select;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The operator console end to end: the packaged jar's {@code serve} with the real Docker backend,
+ * driven in Debian's headless Chromium through its chromedriver, one browser session. Signs in, has
+ * a loosening refused for a token without {@code governance.weaken} and saved by one with it and a
+ * reason, meets a version conflict, shows a plan, starts a run whose output streams while it runs
+ * and whose egress table shows a denial, kills it, and reads the audit filtered to that run. Writes
+ * a 1280×800 screenshot of each page to {@code target/console-screenshots/}.
+ */
+class ConsoleIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
+  private static final String CONFIG = "/api/admin/platform/agent-sandbox";
+  private static final Path SHOTS = Path.of("target", "console-screenshots");
+  private static final Duration WAIT = Duration.ofSeconds(90);
+
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static Process serve;
+  private static Path data;
+  private static String base;
+  private static String admin;
+  private static String operator;
+  private static ChromeDriver browser;
+  private static final List<String> runIds = new ArrayList<>();
+
+  @BeforeAll
+  static void start() throws Exception {
+    Path jar = Path.of("target", "agent-sandbox.jar");
+    assertThat(jar).as("the packaged CLI jar (failsafe runs after package)").exists();
+    for (String binary : List.of("/usr/bin/chromium", "/usr/bin/chromedriver")) {
+      if (!Files.isExecutable(Path.of(binary))) {
+        fail(
+            "ConsoleIT needs "
+                + binary
+                + " (Debian's chromium and chromium-driver; scripts/test.sh installs them)");
+      }
+    }
+    data = Files.createTempDirectory("asb-console-it");
+    String db = "jdbc:sqlite:" + data.resolve("store.db");
+    serve =
+        new ProcessBuilder(
+                java(),
+                "-jar",
+                jar.toString(),
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--db",
+                db,
+                "--data-dir",
+                data.toString(),
+                "--instance-id",
+                "console-it-" + ProcessHandle.current().pid())
+            .redirectErrorStream(true)
+            .start();
+    base = awaitListening(serve);
+    admin = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
+    operator =
+        createToken(
+            jar,
+            db,
+            "operator",
+            "agent_sandbox.read,agent_sandbox.configure,agent_sandbox.run,audit.read");
+    JsonNode put =
+        api(
+            "PUT",
+            CONFIG,
+            admin,
+            "{\"enabled\": true, \"backend\": \"docker\", \"reason\": \"ConsoleIT setup\","
+                + " \"agents\": {\"helper\": {\"allow\": [\"allowed.test\"],"
+                + " \"image\": \"agent-sandbox/workload:dev\", \"ttl_seconds\": 300,"
+                + " \"resources\": {\"cpus\": 1, \"memory_mb\": 256, \"pids\": 128}}}}",
+            "\"0\"");
+    assertThat(put.path("version").asLong()).as(put.toString()).isEqualTo(1);
+
+    Files.createDirectories(SHOTS);
+    ChromeOptions options = new ChromeOptions();
+    options.setBinary("/usr/bin/chromium");
+    options.addArguments(
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,800",
+        "--user-data-dir=" + Files.createTempDirectory("asb-console-chromium"));
+    LoggingPreferences logs = new LoggingPreferences();
+    logs.enable(LogType.BROWSER, java.util.logging.Level.ALL);
+    options.setCapability("goog:loggingPrefs", logs);
+    ChromeDriverService service =
+        new ChromeDriverService.Builder()
+            .usingDriverExecutable(new File("/usr/bin/chromedriver"))
+            .usingAnyFreePort()
+            .build();
+    browser = new ChromeDriver(service, options);
+    // The screenshots are of the page at 1280×800, so the window is grown by its own frame.
+    browser.manage().window().setSize(new Dimension(1280, 800));
+    @SuppressWarnings("unchecked")
+    List<Number> inner = (List<Number>) script("return [window.innerWidth, window.innerHeight]");
+    browser
+        .manage()
+        .window()
+        .setSize(
+            new Dimension(2 * 1280 - inner.get(0).intValue(), 2 * 800 - inner.get(1).intValue()));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (browser != null) {
+      browser.quit();
+    }
+    if (serve != null && serve.isAlive()) {
+      serve.destroy(); // SIGTERM: serve kills and tears down its live runs before it exits
+      serve.waitFor(60, TimeUnit.SECONDS);
+    }
+    DockerClient docker = DockerClients.fromEnvironment();
+    for (String runId : runIds) {
+      assertThat(resourcesOf(docker, runId)).as("left by run " + runId).isEmpty();
+    }
+  }
+
+  @Test
+  void anOperatorSignsInIsRefusedALooseningPlansRunsWatchesKillsAndAudits() throws Exception {
+    try {
+      drive();
+    } catch (AssertionError | RuntimeException e) {
+      // What the browser saw, for whoever reads the failure.
+      shot("failure");
+      browser
+          .manage()
+          .logs()
+          .get(LogType.BROWSER)
+          .forEach(entry -> System.out.println("browser: " + entry));
+      System.out.println("page: " + browser.getPageSource());
+      throw e;
+    }
+  }
+
+  private void drive() throws Exception {
+    // Sign in: the token lands in sessionStorage, never in the URL or a cookie.
+    browser.get(base + "/");
+    shot("signin");
+    signIn(operator);
+    waitFor(By.cssSelector("[data-page=overview]"));
+    assertThat(browser.getCurrentUrl()).doesNotContain(operator);
+    assertThat(browser.manage().getCookies()).isEmpty();
+    assertThat(script("return sessionStorage.getItem('agent-sandbox.token')")).isEqualTo(operator);
+
+    // A loosening previewed by a token without governance.weaken: listed, refused, not savable.
+    open("config");
+    WebElement text = waitFor(By.id("config-text"));
+    waitUntil(() -> text.getDomProperty("value").contains("allowed.test"));
+    replaceText(
+        text,
+        text.getDomProperty("value")
+            .replace("\"allowed.test\"", "\"allowed.test\", \"docs.example.org\""));
+    click(By.id("config-preview"));
+    WebElement refusal = waitFor(By.id("config-refusal"));
+    assertThat(refusal.getText()).contains("governance.weaken");
+    assertThat(find(By.id("config-loosenings")).getText()).contains("allow_entry_added");
+    assertThat(find(By.cssSelector("table.diff")).getText()).contains("docs.example.org");
+    assertThat(find(By.id("config-save")).isEnabled()).isFalse();
+    shot("config-refused");
+    assertThat(api("GET", CONFIG, admin, null, null).path("version").asLong()).isEqualTo(1);
+
+    // The same change by a token that holds governance.weaken: savable only with a reason.
+    signOut();
+    signIn(admin);
+    open("config");
+    WebElement adminText = waitFor(By.id("config-text"));
+    waitUntil(() -> adminText.getDomProperty("value").contains("allowed.test"));
+    replaceText(
+        adminText,
+        adminText
+            .getDomProperty("value")
+            .replace("\"allowed.test\"", "\"allowed.test\", \"docs.example.org\""));
+    click(By.id("config-preview"));
+    waitUntil(() -> find(By.id("config-loosenings")).getAttribute("data-loosenings").equals("1"));
+    assertThat(find(By.id("config-save")).isEnabled()).as("no reason yet").isFalse();
+    find(By.id("config-reason")).sendKeys("CHG-2051 docs mirror");
+    waitUntil(() -> find(By.id("config-save")).isEnabled());
+    shot("config");
+    click(By.id("config-save"));
+    assertThat(waitFor(By.id("config-saved")).getText()).contains("Saved version 2", "CHG-2051");
+    JsonNode saved = api("GET", CONFIG, admin, null, null);
+    assertThat(saved.path("version").asLong()).isEqualTo(2);
+    assertThat(saved.path("agents").path("helper").path("allow").toString())
+        .contains("docs.example.org");
+
+    // Someone saves in between: the preview shows a version conflict and the newer version.
+    WebElement again = waitFor(By.id("config-text"));
+    replaceText(
+        again,
+        again.getDomProperty("value").replace("\"ttl_seconds\": 300", "\"ttl_seconds\": 200"));
+    ObjectNode newer = (ObjectNode) api("GET", CONFIG, admin, null, null);
+    for (String computed : List.of("version", "updated_at", "updated_by")) {
+      newer.remove(computed);
+    }
+    ObjectNode helper = (ObjectNode) newer.path("agents").path("helper");
+    helper.remove("effective_allow");
+    ((ObjectNode) helper.path("resources")).put("cpus", 0.5);
+    api("PUT", CONFIG, admin, JSON.writeValueAsString(newer), "\"2\"");
+    click(By.id("config-preview"));
+    assertThat(waitFor(By.id("config-conflict")).getText())
+        .contains("Version conflict", "version 2", "version 3");
+    shot("config-conflict");
+
+    // A plan: every object as a list and as YAML.
+    open("plan");
+    WebElement agent = waitFor(By.id("plan-agent"));
+    waitUntil(() -> "helper".equals(agent.getDomProperty("value")));
+    click(By.id("plan-submit"));
+    WebElement yaml = waitFor(By.id("plan-yaml"));
+    assertThat(yaml.getText()).contains("manifests:", "backend: \"docker\"", "docs.example.org");
+    assertThat(browser.findElements(By.cssSelector("#plan-result tbody tr")))
+        .hasSizeGreaterThanOrEqualTo(3);
+    shot("plan");
+
+    // A run: output streams while it runs, its denial shows in the egress table, and it is killed.
+    open("runs");
+    WebElement runAgent = waitFor(By.id("run-agent"));
+    waitUntil(() -> "helper".equals(runAgent.getDomProperty("value")));
+    find(By.id("run-command"))
+        .sendKeys(
+            "sh -c 'echo started; curl -sS -m 10 -o /dev/null -w \"denied=%{http_code}\\n\""
+                + " http://denied.test/; i=0; while [ $i -lt 240 ]; do echo tick $i;"
+                + " i=$((i+1)); sleep 1; done'");
+    click(By.id("run-start"));
+    waitUntil(() -> browser.getCurrentUrl().matches(".*#/runs/[a-z0-9]{20}$"));
+    String runId = browser.getCurrentUrl().replaceAll(".*#/runs/", "");
+    runIds.add(runId);
+    WebElement output = waitFor(By.id("run-output"));
+    waitUntil(() -> output.getText().contains("denied=403") && output.getText().contains("tick 2"));
+    assertThat(find(By.cssSelector("#run-state dl")).getAttribute("data-status"))
+        .as("the output arrived while the run was still running")
+        .isEqualTo("running");
+    waitUntil(() -> find(By.id("run-egress")).getText().contains("denied.test"));
+    WebElement denial = find(By.cssSelector("#run-egress tr.deny"));
+    assertThat(denial.getText()).contains("deny", "denied.test");
+    shot("run");
+    click(By.id("run-kill"));
+    waitUntil(
+        () -> "killed".equals(find(By.cssSelector("#run-state dl")).getAttribute("data-status")));
+    waitUntil(() -> "true".equals(output.getAttribute("data-ended")));
+
+    // The runs list shows it; the filter narrows by status.
+    open("runs");
+    waitUntil(() -> find(By.id("runs-list")).getText().contains(runId));
+    new Select(find(By.id("filter-status"))).selectByValue("running");
+    waitUntil(() -> !find(By.id("runs-list")).getText().contains(runId));
+    new Select(find(By.id("filter-status"))).selectByValue("killed");
+    waitUntil(() -> find(By.id("runs-list")).getText().contains(runId));
+    shot("runs");
+
+    // The audit, filtered to that run: its own rows only, the chain verified, exported.
+    open("runs/" + runId);
+    click(By.id("run-audit"));
+    waitUntil(() -> runId.equals(find(By.id("audit-run")).getDomProperty("value")));
+    waitUntil(() -> find(By.id("audit-rows")).getText().contains("agent_sandbox.teardown"));
+    List<WebElement> rows = browser.findElements(By.cssSelector("#audit-rows tbody tr"));
+    List<String> types = new ArrayList<>();
+    for (WebElement row : rows) {
+      types.add(row.getAttribute("data-type"));
+      assertThat(row.findElements(By.tagName("td")).get(5).getText()).isEqualTo(runId);
+    }
+    assertThat(types)
+        .contains(
+            "agent_sandbox.launch",
+            "agent_sandbox.egress.deny",
+            "agent_sandbox.kill",
+            "agent_sandbox.teardown");
+    assertThat(waitFor(By.cssSelector("[data-chain]")).getAttribute("data-chain")).isEqualTo("ok");
+    click(By.id("audit-export"));
+    waitUntil(() -> find(By.id("audit-export-state")).getAttribute("data-lines") != null);
+    assertThat(find(By.id("audit-export-state")).getAttribute("data-lines"))
+        .isEqualTo(String.valueOf(rows.size()));
+    shot("audit");
+
+    // The overview: the Docker backend as probed now, the chart, the denial among refusals.
+    open("overview");
+    waitUntil(
+        () -> find(By.cssSelector("[aria-labelledby=h-backends]")).getText().contains("docker"));
+    assertThat(find(By.cssSelector("[aria-labelledby=h-backends]")).getText())
+        .contains("available");
+    waitUntil(() -> !browser.findElements(By.cssSelector("svg.chart-svg rect.s-deny")).isEmpty());
+    assertThat(browser.findElements(By.cssSelector("svg.chart-svg rect"))).hasSize(48);
+    waitUntil(
+        () ->
+            find(By.cssSelector("[aria-labelledby=h-recent-refusals]"))
+                .getText()
+                .contains("denied.test"));
+    shot("overview");
+
+    List<String> violations = new ArrayList<>();
+    for (LogEntry entry : browser.manage().logs().get(LogType.BROWSER)) {
+      if (entry.getMessage().contains("Content Security Policy")) {
+        violations.add(entry.getMessage());
+      }
+    }
+    assertThat(violations).as("CSP violations reported by the browser").isEmpty();
+  }
+
+  private static void signIn(String token) {
+    WebElement input = waitFor(By.id("token"));
+    input.sendKeys(token);
+    click(By.cssSelector("form.signin button[type=submit]"));
+    waitFor(By.id("nav"));
+    waitUntil(() -> find(By.id("nav")).isDisplayed());
+  }
+
+  private static void signOut() {
+    click(By.cssSelector("#who button"));
+    waitFor(By.id("token"));
+    assertThat(script("return sessionStorage.getItem('agent-sandbox.token')")).isNull();
+  }
+
+  private static void open(String page) {
+    browser.get(base + "/#/" + page);
+    waitFor(By.cssSelector(".page"));
+  }
+
+  private static void replaceText(WebElement element, String text) {
+    element.clear();
+    element.sendKeys(text);
+  }
+
+  private static Object script(String code) {
+    return ((JavascriptExecutor) browser).executeScript(code);
+  }
+
+  private static WebElement find(By by) {
+    return browser.findElement(by);
+  }
+
+  private static WebElement waitFor(By by) {
+    return new WebDriverWait(browser, WAIT)
+        .until(ExpectedConditions.visibilityOfElementLocated(by));
+  }
+
+  private static void click(By by) {
+    new WebDriverWait(browser, WAIT).until(ExpectedConditions.elementToBeClickable(by)).click();
+  }
+
+  private static void waitUntil(java.util.function.BooleanSupplier condition) {
+    new WebDriverWait(browser, WAIT)
+        .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
+        .ignoring(org.openqa.selenium.NoSuchElementException.class)
+        .until(driver -> condition.getAsBoolean());
+  }
+
+  private static void shot(String name) throws IOException {
+    Path file = browser.getScreenshotAs(OutputType.FILE).toPath();
+    Files.copy(file, SHOTS.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static String java() {
+    return ProcessHandle.current().info().command().orElse("java");
+  }
+
+  private static String createToken(Path jar, String db, String name, String scopes)
+      throws IOException, InterruptedException {
+    Process create =
+        new ProcessBuilder(
+                java(),
+                "-jar",
+                jar.toString(),
+                "token",
+                "create",
+                "--db",
+                db,
+                "--name",
+                name,
+                "--scopes",
+                scopes)
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    String out = new String(create.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(create.waitFor(120, TimeUnit.SECONDS)).isTrue();
+    assertThat(create.exitValue()).as("token create").isZero();
+    return out.strip();
+  }
+
+  private static String awaitListening(Process process) throws IOException {
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    Instant until = Instant.now().plusSeconds(120);
+    String line;
+    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
+      Matcher m = LISTENING.matcher(line);
+      if (m.find()) {
+        Thread.ofVirtual().start(() -> drain(out));
+        return m.group(1);
+      }
+    }
+    fail("serve did not say where it listens within 120 s");
+    return null;
+  }
+
+  private static void drain(BufferedReader out) {
+    try {
+      while (out.readLine() != null) {
+        // Keeps the child's pipe from filling; its log is not under test here.
+      }
+    } catch (IOException e) {
+      // The process ended.
+    }
+  }
+
+  private static JsonNode api(String method, String path, String token, String body, String ifMatch)
+      throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(base + path))
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + token);
+    if (ifMatch != null) {
+      request.header("If-Match", ifMatch);
+    }
+    if (body == null) {
+      request.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      request
+          .header("Content-Type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(body));
+    }
+    HttpResponse<String> response =
+        HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode())
+        .as(method + " " + path + ": " + response.body())
+        .isBetween(200, 299);
+    return JSON.readTree(response.body());
+  }
+
+  private static List<String> resourcesOf(DockerClient docker, String runId) {
+    List<String> found = new ArrayList<>();
+    docker
+        .listContainersCmd()
+        .withShowAll(true)
+        .withLabelFilter(Map.of(Labels.RUN_ID, runId))
+        .exec()
+        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
+    docker
+        .listNetworksCmd()
+        .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
+        .exec()
+        .forEach(n -> found.add("network " + n.getName()));
+    return found;
+  }
+}

@@ -1,0 +1,45 @@
+package dev.agentsandbox.runs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.store.RunRecord;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A run's state and, once it ended, its result: for a run this control plane holds, its live state;
+ * for any other, what the store and the audit log kept.
+ *
+ * @param record the run as stored
+ * @param live what only a live or recently finished run of this control plane knows; empty for a
+ *     stored run
+ * @param outputTail the redacted tail of the run's output
+ * @param egress the proxy's decisions, oldest first, each an object with its {@code decision}
+ *     field: all that were kept for a live run; for a stored run, those the audit log holds (every
+ *     refusal and the first allow per host)
+ * @param egressComplete whether {@code egress} holds every decision the proxy made
+ * @param egressNotListed how many decisions a live run did not keep (0 for a stored run)
+ */
+public record RunView(
+    RunRecord record,
+    Optional<Live> live,
+    String outputTail,
+    List<JsonNode> egress,
+    boolean egressComplete,
+    long egressNotListed) {
+
+  public RunView {
+    Objects.requireNonNull(record, "record");
+    Objects.requireNonNull(live, "live");
+    Objects.requireNonNull(outputTail, "outputTail");
+    egress = List.copyOf(egress);
+  }
+
+  /**
+   * @param isolation how strongly the run's runtime isolates it
+   * @param detail a note on the run's state (empty when there is none)
+   * @param outputBytes how many bytes of output the run wrote in all
+   */
+  public record Live(Isolation isolation, String detail, long outputBytes) {}
+}

@@ -1,0 +1,113 @@
+// The console's entry point: sign-in, the page router (the URL fragment names the page, never
+// a secret), and the sign-out that forgets the token.
+import { ApiError, BASE, api, problem, session } from "./api.js";
+import { announce, field, h, replace } from "./dom.js";
+import { overviewPage } from "./overview.js";
+import { configPage } from "./config.js";
+import { planPage } from "./plan.js";
+import { runsPage } from "./runs.js";
+import { runPage } from "./run.js";
+import { auditPage } from "./audit.js";
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+const who = document.getElementById("who");
+let cleanup = null;
+
+const PAGES = {
+  overview: { title: "Overview", render: overviewPage },
+  config: { title: "Configuration", render: configPage },
+  plan: { title: "Plan", render: planPage },
+  runs: { title: "Runs", render: runsPage },
+  run: { title: "Run", render: runPage },
+  audit: { title: "Audit", render: auditPage },
+};
+
+function route() {
+  if (cleanup) {
+    cleanup();
+    cleanup = null;
+  }
+  if (!session.token()) {
+    showSignIn();
+    return;
+  }
+  nav.hidden = false;
+  replace(who, h("span", {}, "Signed in"), " ", h("button", { type: "button", class: "link", onclick: signOut }, "Sign out"));
+  const parts = location.hash.replace(/^#\/?/, "").split("/");
+  let name = parts[0] || "overview";
+  let arg = parts[1] ? decodeURIComponent(parts[1]) : null;
+  if (name === "runs" && arg) name = "run";
+  const page = PAGES[name] || PAGES.overview;
+  for (const link of nav.querySelectorAll("a")) {
+    const current = link.dataset.page === (name === "run" ? "runs" : name);
+    if (current) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  document.title = page.title + " · Agent Sandbox console";
+  const container = h("div", { class: "page", "data-page": name });
+  replace(main, container);
+  cleanup = page.render(container, arg) || null;
+  main.focus({ preventScroll: true });
+  announce(page.title);
+}
+
+function showSignIn(reason) {
+  nav.hidden = true;
+  replace(who);
+  const input = h("input", { type: "password", name: "token", autocomplete: "off", spellcheck: "false", required: true, id: "token" });
+  const status = h("div", { class: "status" });
+  const form = h(
+    "form",
+    { class: "card signin", "aria-labelledby": "signin-title", novalidate: true },
+    h("h1", { id: "signin-title" }, "Sign in"),
+    h("p", {}, "Paste an API token (", h("code", {}, "agent-sandbox token create"), "). It is kept in this tab only and sent as a bearer header."),
+    field("API token", input),
+    h("button", { type: "submit", class: "primary" }, "Sign in"),
+    status,
+  );
+  if (reason) replace(status, h("div", { class: "alert alert-error", role: "alert" }, reason));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const token = input.value.trim();
+    if (!token) {
+      replace(status, h("div", { class: "alert alert-error", role: "alert" }, "Enter a token."));
+      input.focus();
+      return;
+    }
+    session.signIn(token);
+    try {
+      await api("GET", BASE);
+    } catch (e) {
+      // A token without agent_sandbox.read is still a valid token: each page says what it lacks.
+      if (!(e instanceof ApiError) || e.status === 401 || e.status === 0) {
+        session.signOut();
+        replace(status, problem(e));
+        input.select();
+        return;
+      }
+    }
+    input.value = "";
+    if (!location.hash || location.hash === "#/") location.hash = "#/overview";
+    else route();
+  });
+  replace(main, h("div", { class: "page page-signin" }, form));
+  input.focus();
+}
+
+function signOut() {
+  session.signOut();
+  location.hash = "#/";
+  route();
+}
+
+window.addEventListener("asb-signed-out", (event) => {
+  session.signOut();
+  if (cleanup) {
+    cleanup();
+    cleanup = null;
+  }
+  showSignIn("Signed out: " + (event.detail.message || "the token was refused") + ".");
+});
+window.addEventListener("hashchange", route);
+route();

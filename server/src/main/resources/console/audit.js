@@ -1,0 +1,146 @@
+// Audit: filter by type prefix, agent, run and time; the chain's verification state; export of
+// the same rows as JSON lines.
+import { AUDIT, api, problem } from "./api.js";
+import { field, h, replace, section, table, time } from "./dom.js";
+
+const TYPES = [
+  "agent_sandbox.config",
+  "agent_sandbox.config.update",
+  "agent_sandbox.config.refused",
+  "agent_sandbox.launch",
+  "agent_sandbox.egress",
+  "agent_sandbox.egress.deny",
+  "agent_sandbox.refused",
+  "agent_sandbox.kill",
+  "agent_sandbox.teardown",
+];
+
+export function auditPage(root, preset) {
+  const type = h("input", { id: "audit-type", type: "search", list: "audit-types", autocomplete: "off" });
+  const agent = h("input", { id: "audit-agent", type: "search", autocomplete: "off" });
+  const run = h("input", { id: "audit-run", type: "search", autocomplete: "off" });
+  const since = h("input", { id: "audit-since", type: "search", autocomplete: "off", placeholder: "24h" });
+  const limit = h("select", { id: "audit-limit" }, ["100", "500", "1000"].map((n) => h("option", { value: n }, n)));
+  const rows = h("div", { id: "audit-rows", "aria-live": "polite" });
+  const chain = h("div", { id: "audit-chain" }, h("p", { "aria-busy": "true" }, "Verifying…"));
+  const exportOut = h("span", { class: "hint", id: "audit-export-state" });
+  const exportButton = h("button", { type: "button", id: "audit-export" }, "Export as JSON lines");
+  if (preset) run.value = preset;
+
+  const params = () => {
+    const p = new URLSearchParams();
+    if (type.value.trim()) p.set("type", type.value.trim());
+    if (agent.value.trim()) p.set("agent", agent.value.trim());
+    if (run.value.trim()) p.set("run", run.value.trim());
+    if (since.value.trim()) p.set("since", since.value.trim());
+    return p;
+  };
+
+  const form = h(
+    "form",
+    { class: "filters", role: "search", "aria-label": "Filter the audit log", novalidate: true },
+    field("Type prefix", type),
+    h("datalist", { id: "audit-types" }, TYPES.map((t) => h("option", { value: t }))),
+    field("Agent", agent),
+    field("Run id", run),
+    field("Since", since, "An age (30s, 15m, 2h, 7d) or an instant (2026-11-30T12:00:00Z)."),
+    field("Rows", limit),
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", id: "audit-apply" }, "Apply filters"), exportButton, exportOut),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    query();
+  });
+
+  async function query() {
+    const p = params();
+    p.set("limit", limit.value);
+    replace(rows, h("p", { "aria-busy": "true" }, "Loading…"));
+    try {
+      const body = await api("GET", AUDIT + "?" + p);
+      const list = body.rows
+        .slice()
+        .reverse()
+        .map((r) =>
+          h(
+            "tr",
+            { "data-type": r.type },
+            h("td", {}, String(r.id)),
+            h("td", {}, time(r.time)),
+            h("td", {}, h("code", {}, r.type)),
+            h("td", {}, r.actor),
+            h("td", {}, r.agent || "—"),
+            h("td", {}, r.run_id ? h("a", { href: "#/runs/" + r.run_id }, h("code", {}, r.run_id)) : "—"),
+            h("td", {}, h("details", {}, h("summary", {}, summary(r)), h("pre", { class: "mono small" }, JSON.stringify(r.data, null, 2)))),
+          ),
+        );
+      replace(
+        rows,
+        h("p", { class: "hint", id: "audit-count" }, body.rows.length + " rows, newest first"),
+        table("Audit rows", ["Id", "Time", "Type", "Actor", "Agent", "Run", "Data"], list, "No row matches."),
+      );
+    } catch (e) {
+      replace(rows, problem(e));
+    }
+  }
+
+  exportButton.addEventListener("click", async () => {
+    try {
+      const text = await api("GET", AUDIT + "/export?" + params(), { accept: "application/x-ndjson" });
+      const lines = text.split("\n").filter((l) => l.length > 0).length;
+      const url = URL.createObjectURL(new Blob([text], { type: "application/x-ndjson" }));
+      const link = h("a", { href: url, download: "agent-sandbox-audit.jsonl" }, "");
+      document.body.append(link);
+      link.click();
+      link.remove();
+      window.setTimeout(() => URL.revokeObjectURL(url), 60000);
+      replace(exportOut, "Exported " + lines + " lines.");
+      exportOut.dataset.lines = String(lines);
+    } catch (e) {
+      replace(exportOut, problem(e));
+    }
+  });
+
+  replace(root, h("h1", {}, "Audit"), section("Chain", chain), section("Rows", form, rows));
+  verify(chain);
+  query();
+  return null;
+}
+
+async function verify(chain) {
+  try {
+    const v = await api("GET", AUDIT + "/verify");
+    replace(
+      chain,
+      v.ok
+        ? h("div", { class: "alert alert-ok", "data-chain": "ok" }, h("strong", {}, "Verified: "), v.rows_checked + " rows, every hash and link intact. Head ", h("code", {}, v.head), " — record it elsewhere to detect deletion of the newest rows.")
+        : h(
+            "div",
+            { class: "alert alert-error", role: "alert", "data-chain": "broken" },
+            h("strong", {}, "The chain is broken: "),
+            v.problems.length + " problems in " + v.rows_checked + " rows.",
+            h("ul", {}, v.problems.slice(0, 50).map((p) => h("li", {}, p))),
+          ),
+    );
+  } catch (e) {
+    replace(chain, problem(e));
+  }
+}
+
+function summary(row) {
+  const d = row.data || {};
+  switch (row.type) {
+    case "agent_sandbox.egress.deny":
+    case "agent_sandbox.egress.allow":
+      return (d.host || "?") + ":" + (d.port || "?") + " " + (d.reason || "");
+    case "agent_sandbox.config.update":
+    case "agent_sandbox.config.refused":
+      return d.config + " v" + d.version + (d.weakening ? " — weakening" : "") + (d.reason ? " — " + d.reason : "");
+    case "agent_sandbox.launch":
+      return (d.image || "") + " " + (d.command ? JSON.stringify(d.command) : "");
+    case "agent_sandbox.teardown":
+      return (d.end || d.status || "") + (d.exit_status !== undefined ? " exit " + d.exit_status : "");
+    default:
+      return Object.keys(d).slice(0, 6).join(", ");
+  }
+}
