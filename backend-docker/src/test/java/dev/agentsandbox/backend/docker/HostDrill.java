@@ -70,7 +70,10 @@ final class HostDrill implements AutoCloseable {
     }
   }
 
-  private static void addDummy(String link, String address, List<String> created)
+  /**
+   * Adds {@code link} (dummy, or an empty bridge) carrying {@code address}/32, noted in created.
+   */
+  static void addDummy(String link, String address, List<String> created)
       throws IOException, InterruptedException {
     // A leftover from an aborted run is ours by name; replace it.
     run("ip", "link", "del", link);
@@ -139,7 +142,7 @@ final class HostDrill implements AutoCloseable {
     return out;
   }
 
-  private static int run(String... command) throws IOException, InterruptedException {
+  static int run(String... command) throws IOException, InterruptedException {
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     process.getInputStream().readAllBytes();
     if (!process.waitFor(30, TimeUnit.SECONDS)) {
