@@ -91,8 +91,9 @@ build_workload() {
 }
 
 # The client suite's packages (node-undici: Node 18's global fetch reads no proxy variable; the
-# probe points it at the proxy with undici's ProxyAgent, as a Node program must); with the suite, the mirror and this function's own text they make the
-# inputs hash that the image carries as a label, so an unchanged image is not built again.
+# probe points it at the proxy with undici's ProxyAgent, as a Node program must). With the suite,
+# the mirror and the text of build_clients they make the inputs hash that the image carries as a
+# label, so an unchanged image is not built again.
 CLIENTS_IMAGE=agent-sandbox/clients:dev
 CLIENTS_SUITE=bookworm
 CLIENTS_PACKAGES=ca-certificates,curl,busybox-static,python3,python3-requests,python3-pip,git,openjdk-17-jdk-headless,nodejs,node-undici
@@ -113,8 +114,9 @@ build_clients() {
     || die "building $CLIENTS_IMAGE: mmdebstrap is missing (apt-get install mmdebstrap, or run scripts/install-host.sh)"
   started=$(date +%s)
   log "building $CLIENTS_IMAGE from $CLIENTS_SUITE packages (inputs $inputs)"
-  # Essential packages plus the clients; no documentation, manuals or translations. The security
-  # suite keeps the clients' TLS stacks current; -updates is mmdebstrap's default for a stable suite.
+  # Essential packages plus the clients; no documentation, manuals or translations. The -updates
+  # and security suites keep the clients' TLS stacks current. (A newer package on the mirror does
+  # not change the inputs hash: `docker rmi agent-sandbox/clients:dev` forces a rebuild.)
   # The JDK's postinst links its manual pages into /usr/share/man/man1 and fails when that directory
   # is missing, as it is when manual pages are left out.
   # The downloaded packages are kept in $CLIENTS_CACHE for the next build (mmdebstrap's own recipe).
