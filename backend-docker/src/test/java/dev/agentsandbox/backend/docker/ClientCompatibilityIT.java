@@ -46,7 +46,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * proxy must refuse, and its deny decision is counted: one per attempt), to the upstream's address
  * through the proxy (refused, counted) and straight to that address past the proxy (must fail: the
  * sandbox's network has no other way out). Every cell must pass every time; one flaky attempt fails
- * the test. {@code -Dasb.compat.rounds=N} sets the rounds (20 by default).
+ * the test. {@code -Dasb.compat.rounds=N} sets the rounds (20 by default), {@code
+ * -Dasb.compat.runtimes=runsc} limits the runtimes.
  */
 class ClientCompatibilityIT {
   static final String IMAGE = "agent-sandbox/clients:dev";
@@ -108,8 +109,12 @@ class ClientCompatibilityIT {
     }
   }
 
+  /** Every runtime the daemon has, or those named in {@code -Dasb.compat.runtimes=a,b}. */
   static List<String> runtimes() {
-    return DockerItSupport.runtimes();
+    List<String> named = List.of(System.getProperty("asb.compat.runtimes", "").split(","));
+    return DockerItSupport.runtimes().stream()
+        .filter(r -> named.equals(List.of("")) || named.contains(r))
+        .toList();
   }
 
   @ParameterizedTest(name = "every client, every cell, every time, under {0}")
