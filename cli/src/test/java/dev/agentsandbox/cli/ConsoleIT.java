@@ -62,6 +62,7 @@ class ConsoleIT {
   private static final String CONFIG = "/api/admin/platform/agent-sandbox";
   private static final Path SHOTS = Path.of("target", "console-screenshots");
   private static final Duration WAIT = Duration.ofSeconds(90);
+
   /** What the run writes to {@code /workspace/out/result.json}, byte for byte. */
   private static final String RESULT = "{\"from\": \"console-it\", \"answer\": 42}\n";
 
@@ -314,13 +315,15 @@ class ConsoleIT {
     // browser saves exactly the bytes the workload wrote.
     byte[] expected = RESULT.getBytes(StandardCharsets.UTF_8);
     String expectedHash = sha256(expected);
-    WebElement artifact =
-        waitFor(By.cssSelector("#run-artifacts tr[data-path='result.json']"));
+    WebElement artifact = waitFor(By.cssSelector("#run-artifacts tr[data-path='result.json']"));
     assertThat(artifact.getText()).contains(expectedHash, expected.length + " B");
     artifact.findElement(By.tagName("button")).click();
     waitUntil(
-        () -> artifact.findElement(By.cssSelector("[data-verified]")).getAttribute("data-verified")
-            .equals("true"));
+        () ->
+            artifact
+                .findElement(By.cssSelector("[data-verified]"))
+                .getAttribute("data-verified")
+                .equals("true"));
     assertThat(awaitDownload("result.json")).isEqualTo(expected);
 
     // Its timeline: every row of the run in order, from the launch to the teardown, the kill
@@ -397,8 +400,7 @@ class ConsoleIT {
     find(By.id("audit-label")).sendKeys("task-ref=CONSOLE-14");
     click(By.id("audit-apply"));
     waitUntil(
-        () ->
-            find(By.id("audit-count")).getText().equals(rows.size() + " rows, newest first"));
+        () -> find(By.id("audit-count")).getText().equals(rows.size() + " rows, newest first"));
     for (WebElement row : browser.findElements(By.cssSelector("#audit-rows tbody tr"))) {
       assertThat(row.findElements(By.tagName("td")).get(5).getText()).isEqualTo(runId);
     }
@@ -484,9 +486,7 @@ class ConsoleIT {
   private static byte[] awaitDownload(String name) throws IOException {
     Path file = downloads.resolve(name);
     waitUntil(
-        () ->
-            Files.isRegularFile(file)
-                && !Files.exists(downloads.resolve(name + ".crdownload")));
+        () -> Files.isRegularFile(file) && !Files.exists(downloads.resolve(name + ".crdownload")));
     byte[] bytes = Files.readAllBytes(file);
     Files.delete(file);
     return bytes;
