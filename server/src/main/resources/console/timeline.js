@@ -44,7 +44,7 @@ function facts(t) {
   const who = t.launched_by || {};
   const what = t.what_ran || {};
   const end = t.end || {};
-  const labels = Object.entries(t.labels || {}).map(([k, v]) => h("code", { class: "label" }, k + "=" + v));
+  const labels = Object.entries(t.labels || {}).flatMap(([k, v], i) => [i > 0 ? " " : null, h("code", { class: "label" }, k + "=" + v)]);
   const row = (stamp) => (stamp && stamp.audit_id !== undefined ? " (row " + stamp.audit_id + ")" : "");
   const credentials = (what.credentials || []).map((c) => c.name + " (" + c.source + (c.expires_at ? ", until " + time(c.expires_at) : "") + ")");
   const ending = [end.status ? badge(end.status) : "—", end.end_reason ? " " + end.end_reason : "", end.exit_status !== undefined && end.exit_status !== null ? ", exit " + end.exit_status : "", end.ended_at ? " at " + time(end.ended_at) : ""];

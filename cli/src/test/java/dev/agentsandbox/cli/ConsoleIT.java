@@ -350,7 +350,11 @@ class ConsoleIT {
     assertThat(chain.getAttribute("data-chain")).isEqualTo("ok");
     assertThat(chain.getText()).contains("up to row " + previous);
     assertThat(find(By.id("timeline-facts")).getText())
-        .contains("Launched by", "operator", "owner=alice", "task-ref=CONSOLE-14", "Killed by");
+        .contains(
+            "Launched by\nadmin",
+            "owner=alice task-ref=CONSOLE-14",
+            "Killed by\nadmin",
+            "1 kept (" + expected.length + " bytes)");
     script("document.getElementById('h-artifacts').scrollIntoView()");
     shot("run-record");
 
@@ -397,10 +401,13 @@ class ConsoleIT {
 
     // The same rows found by the run's label instead of its id.
     find(By.id("audit-run")).clear();
+    find(By.id("audit-label")).sendKeys("task-ref=NO-SUCH-TASK");
+    applyAuditFilters();
+    assertThat(find(By.id("audit-count")).getText()).isEqualTo("0 rows, newest first");
+    find(By.id("audit-label")).clear();
     find(By.id("audit-label")).sendKeys("task-ref=CONSOLE-14");
-    click(By.id("audit-apply"));
-    waitUntil(
-        () -> find(By.id("audit-count")).getText().equals(rows.size() + " rows, newest first"));
+    applyAuditFilters();
+    assertThat(find(By.id("audit-count")).getText()).isEqualTo(rows.size() + " rows, newest first");
     for (WebElement row : browser.findElements(By.cssSelector("#audit-rows tbody tr"))) {
       assertThat(row.findElements(By.tagName("td")).get(5).getText()).isEqualTo(runId);
     }
@@ -441,6 +448,14 @@ class ConsoleIT {
     click(By.cssSelector("#who button"));
     waitFor(By.id("token"));
     assertThat(script("return sessionStorage.getItem('agent-sandbox.token')")).isNull();
+  }
+
+  /** Applies the audit filters and waits for the rows they answer (not the ones shown before). */
+  private static void applyAuditFilters() {
+    WebElement before = find(By.id("audit-count"));
+    click(By.id("audit-apply"));
+    new WebDriverWait(browser, WAIT).until(ExpectedConditions.stalenessOf(before));
+    waitFor(By.id("audit-count"));
   }
 
   private static void open(String page) {
