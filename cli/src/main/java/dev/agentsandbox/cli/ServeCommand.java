@@ -186,6 +186,15 @@ final class ServeCommand implements Callable<Integer> {
   String artifactsS3Prefix = "runs/";
 
   @Option(
+      names = "--artifacts-retention",
+      paramLabel = "AGE",
+      description =
+          "Delete a run's artifacts this long after it ended (12h, 30d, ...; checked on every"
+              + " reaper pass, each deletion audited as agent_sandbox.artifacts.expired);"
+              + " default: keep them")
+  String artifactsRetention;
+
+  @Option(
       names = "--jwt-keys",
       paramLabel = "FILE",
       description =
