@@ -74,15 +74,11 @@ public final class FolderArtifactStore implements ArtifactStore {
           StandardOpenOption.SYNC);
       return stored;
     } catch (IOException e) {
-      throw new UnableToStoreArtifactException(
-          "keep artifact "
-              + InvalidArtifactPathException.shorten(path)
-              + " of run "
-              + runId
-              + " in "
-              + describe()
-              + ": "
-              + e,
+      throw UnableToStoreArtifactException.of(
+          "keep artifact " + InvalidArtifactPathException.shorten(path),
+          runId,
+          this,
+          String.valueOf(e),
           e);
     }
   }
@@ -147,8 +143,8 @@ public final class FolderArtifactStore implements ArtifactStore {
         Files.delete(p);
       }
     } catch (IOException e) {
-      throw new UnableToStoreArtifactException(
-          "delete the artifacts of run " + runId + " in " + describe() + ": " + e, e);
+      throw UnableToStoreArtifactException.of(
+          "delete the artifacts", runId, this, String.valueOf(e), e);
     }
   }
 

@@ -58,15 +58,11 @@ public final class S3ArtifactStore implements ArtifactStore {
           RequestBody.fromFile(content));
       return new StoredArtifact(path, size, sha256);
     } catch (SdkException | java.io.IOException e) {
-      throw new UnableToStoreArtifactException(
-          "keep artifact "
-              + InvalidArtifactPathException.shorten(path)
-              + " of run "
-              + runId
-              + " in "
-              + describe()
-              + ": "
-              + e.getMessage(),
+      throw UnableToStoreArtifactException.of(
+          "keep artifact " + InvalidArtifactPathException.shorten(path),
+          runId,
+          this,
+          e.getMessage(),
           e);
     }
   }
@@ -90,8 +86,7 @@ public final class S3ArtifactStore implements ArtifactStore {
         }
       }
     } catch (SdkException e) {
-      throw new UnableToStoreArtifactException(
-          "list the artifacts of run " + runId + " in " + describe() + ": " + e.getMessage(), e);
+      throw UnableToStoreArtifactException.of("list the artifacts", runId, this, e.getMessage(), e);
     }
     out.sort(Comparator.comparing(StoredArtifact::path));
     return List.copyOf(out);
@@ -108,11 +103,9 @@ public final class S3ArtifactStore implements ArtifactStore {
       if (e.statusCode() == 404) {
         throw new ArtifactNotFoundException(runId, path);
       }
-      throw new UnableToStoreArtifactException(
-          "read artifact of run " + runId + " in " + describe() + ": " + e.getMessage(), e);
+      throw UnableToStoreArtifactException.of("read artifact", runId, this, e.getMessage(), e);
     } catch (SdkException e) {
-      throw new UnableToStoreArtifactException(
-          "read artifact of run " + runId + " in " + describe() + ": " + e.getMessage(), e);
+      throw UnableToStoreArtifactException.of("read artifact", runId, this, e.getMessage(), e);
     }
   }
 
@@ -148,8 +141,8 @@ public final class S3ArtifactStore implements ArtifactStore {
         s3.deleteObject(b -> b.bucket(bucket).key(object.key()));
       }
     } catch (SdkException e) {
-      throw new UnableToStoreArtifactException(
-          "delete the artifacts of run " + runId + " in " + describe() + ": " + e.getMessage(), e);
+      throw UnableToStoreArtifactException.of(
+          "delete the artifacts", runId, this, e.getMessage(), e);
     }
   }
 }

@@ -80,10 +80,4 @@ public record RunContractServices(CredentialMinter credentials, Optional<Artifac
           new CredentialMinter(store.tokens(), jwt, commands), artifacts);
     }
   }
-
-  /** Run tokens only (no JWT keys, no commands), outputs kept in {@code artifacts} if given. */
-  public static RunContractServices basic(Store store, Optional<Artifacts> artifacts) {
-    return new RunContractServices(
-        new CredentialMinter(store.tokens(), Optional.empty(), Map.of()), artifacts);
-  }
 }

@@ -133,7 +133,7 @@ class RunServiceTest {
         Clock.systemUTC(),
         executor,
         json,
-        RunContractServices.basic(store, java.util.Optional.empty()));
+        RunContractServices.Config.NONE.services(store));
   }
 
   private static RunRequest request(String... command) {

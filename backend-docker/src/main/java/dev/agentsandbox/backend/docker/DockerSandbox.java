@@ -390,14 +390,7 @@ final class DockerSandbox implements Sandbox {
         problems.add("collected outputs " + file + ": " + e.getMessage());
       }
     }
-    if (!problems.isEmpty()) {
-      throw new UnableToTearDownSandboxException(
-          "removing the sandbox of run "
-              + runId
-              + ": "
-              + String.join("; ", problems)
-              + " (the reaper retries when the run's expiry passes)");
-    }
+    UnableToTearDownSandboxException.throwIfAny("removing the sandbox of run " + runId, problems);
   }
 
   private void teardownQuietly() {

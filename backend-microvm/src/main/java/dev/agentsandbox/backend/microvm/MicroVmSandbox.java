@@ -277,14 +277,7 @@ final class MicroVmSandbox implements Sandbox {
         problems.add("run directory " + layout.dir() + ": " + e.getMessage());
       }
     }
-    if (!problems.isEmpty()) {
-      throw new UnableToTearDownSandboxException(
-          "removing the microVM of run "
-              + runId
-              + ": "
-              + String.join("; ", problems)
-              + " (the reaper retries when the run's expiry passes)");
-    }
+    UnableToTearDownSandboxException.throwIfAny("removing the microVM of run " + runId, problems);
   }
 
   private void teardownQuietly() {

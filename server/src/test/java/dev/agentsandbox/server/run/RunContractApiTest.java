@@ -1,6 +1,7 @@
 package dev.agentsandbox.server.run;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -176,16 +177,13 @@ class RunContractApiTest {
         .isEqualTo(400);
   }
 
-  private JsonNode awaitEnd(String runId) throws Exception {
-    long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (System.nanoTime() < until) {
-      JsonNode run = JSON.readTree(send("GET", BASE + "/runs/" + runId, admin, null).body());
-      if (run.has("ended_at") && !run.get("ended_at").isNull()) {
-        return run;
-      }
-      Thread.sleep(50);
-    }
-    throw new AssertionError("run " + runId + " did not end within 30 s");
+  private JsonNode awaitEnd(String runId) {
+    return await("run " + runId + " to end")
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () -> JSON.readTree(send("GET", BASE + "/runs/" + runId, admin, null).body()),
+            run -> run.has("ended_at") && !run.get("ended_at").isNull());
   }
 
   private HttpRequest.Builder request(String method, String path, String token, String body) {
