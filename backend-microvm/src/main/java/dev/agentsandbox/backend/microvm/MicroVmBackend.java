@@ -84,6 +84,15 @@ public final class MicroVmBackend implements SandboxBackend {
     return files;
   }
 
+  /**
+   * Yes: the run's credentials travel in its initramfs (readable by the slot's VMM uid alone) and
+   * the guest's init puts them on a tmpfs as {@link dev.agentsandbox.backend.RunCredential} says.
+   */
+  @Override
+  public boolean deliversCredentials() {
+    return true;
+  }
+
   @Override
   public Probe probe() {
     List<String> missing = HostCheck.missing(config, host);
@@ -177,7 +186,8 @@ public final class MicroVmBackend implements SandboxBackend {
             config.bootTimeout());
     sandbox.dirCreated();
     byte[] runArchive =
-        GuestFiles.runArchive(layout.guestSettings(), spec.command(), layout.workloadEnv());
+        GuestFiles.runArchive(
+            layout.guestSettings(), spec.command(), layout.workloadEnv(), spec.credentials());
     byte[] initramfs = new byte[baseInitramfs.length + runArchive.length];
     System.arraycopy(baseInitramfs, 0, initramfs, 0, baseInitramfs.length);
     System.arraycopy(runArchive, 0, initramfs, baseInitramfs.length, runArchive.length);
