@@ -319,7 +319,9 @@ final class MicroVmSandbox implements Sandbox {
         throw new IOException("not a regular file");
       }
       channel = FileChannel.open(disk, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-      OutputDisk.Listing listing = OutputDisk.list(channel);
+      // Only as much as the disk was made: a VMM that grew the file gains nothing by it.
+      OutputDisk.Listing listing =
+          OutputDisk.list(channel, OutputDisk.MAX_ENTRIES, layout.outputDiskBytes());
       listing
           .stopped()
           .ifPresent(

@@ -73,12 +73,15 @@ final class OutputDisk {
 
   /** Reads every header on {@code disk}; content is only located, never read. */
   static Listing list(FileChannel disk) throws IOException {
-    return list(disk, MAX_ENTRIES);
+    return list(disk, MAX_ENTRIES, Long.MAX_VALUE);
   }
 
-  /** {@link #list(FileChannel)} with another entry cap (tests). */
-  static Listing list(FileChannel disk, int maxEntries) throws IOException {
-    long end = disk.size();
+  /**
+   * Reads the headers in the first {@code maxBytes} of {@code disk}, at most {@code maxEntries}:
+   * the size the backend gave the disk, whatever size the file has grown to since.
+   */
+  static Listing list(FileChannel disk, int maxEntries, long maxBytes) throws IOException {
+    long end = Math.min(disk.size(), maxBytes);
     List<Entry> entries = new ArrayList<>();
     ByteBuffer header = ByteBuffer.allocate(RECORD);
     String longName = null;

@@ -240,10 +240,21 @@ class OutputDiskTest {
     }
     Path disk = disk(many, 0);
     try (FileChannel channel = FileChannel.open(disk)) {
-      OutputDisk.Listing listing = OutputDisk.list(channel, 10);
+      OutputDisk.Listing listing = OutputDisk.list(channel, 10, Long.MAX_VALUE);
       assertThat(listing.entries()).hasSize(10);
       assertThat(listing.stopped()).hasValue("more than 10 entries");
-      assertThat(OutputDisk.list(channel, 12).stopped()).isEmpty();
+      assertThat(OutputDisk.list(channel, 12, Long.MAX_VALUE).stopped()).isEmpty();
+    }
+  }
+
+  @Test
+  void aDiskGrownPastItsSizeIsReadOnlyUpToTheSizeItWasMade() throws IOException {
+    Path disk =
+        disk(List.of(Raw.file("out/first", "1"), Raw.file("out/grown", "beyond the size")), 0);
+    try (FileChannel channel = FileChannel.open(disk)) {
+      OutputDisk.Listing listing = OutputDisk.list(channel, 100, 1024);
+      assertThat(listing.entries()).extracting(OutputDisk.Entry::name).containsExactly("out/first");
+      assertThat(listing.stopped()).hasValueSatisfying(s -> assertThat(s).contains("disk ends"));
     }
   }
 
