@@ -426,7 +426,7 @@ final class MicroVmSandbox implements Sandbox {
     private volatile Instant readyAt;
     private volatile Integer exit;
     private volatile String error;
-    private volatile String outputsProblem;
+    private volatile boolean outputsFailed;
 
     synchronized void accept(byte[] chunk) {
       pending.append(new String(chunk, StandardCharsets.UTF_8));
@@ -445,7 +445,8 @@ final class MicroVmSandbox implements Sandbox {
       } else if (line.startsWith("error ")) {
         error = line.substring(6);
       } else if (line.startsWith("outputs failed")) {
-        outputsProblem = "writing its outputs in the guest failed" + line.substring(14);
+        // The host's words, not the guest's: this text reaches the run's record.
+        outputsFailed = true;
       }
     }
 
@@ -464,7 +465,11 @@ final class MicroVmSandbox implements Sandbox {
 
     /** Why the guest could not write its outputs, if it says so. */
     java.util.Optional<String> outputsProblem() {
-      return java.util.Optional.ofNullable(outputsProblem);
+      return outputsFailed
+          ? java.util.Optional.of(
+              "the guest could not write all of /workspace/out to its output disk (larger than"
+                  + " the disk?); what it wrote is kept")
+          : java.util.Optional.empty();
     }
   }
 }

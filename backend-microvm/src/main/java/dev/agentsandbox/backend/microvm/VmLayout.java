@@ -189,7 +189,7 @@ final class VmLayout {
 
   /**
    * The workload's environment: the run's, the credentials that ask for a variable, then the proxy
-   * variables in both spellings and the run contract's two folders.
+   * variables in both spellings, the run contract's two folders and the run's id.
    */
   Map<String, String> workloadEnv() {
     Map<String, String> env = new LinkedHashMap<>();
@@ -207,6 +207,7 @@ final class VmLayout {
     env.put("no_proxy", "");
     env.put(RunContract.OUT_ENV, RunContract.OUT_DIR);
     env.put(RunContract.CREDENTIALS_ENV, RunContract.CREDENTIALS_DIR);
+    env.put(RunContract.RUN_ID_ENV, spec.runId());
     return env;
   }
 

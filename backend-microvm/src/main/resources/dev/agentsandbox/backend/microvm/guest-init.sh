@@ -165,7 +165,7 @@ done
 if tar -c -f "$out_disk" -C /newroot/workspace out 2>/dev/null; then
   echo "outputs ok" >/dev/asb-status
 else
-  echo "outputs failed (the archive of /workspace/out did not fit the output disk?)" >/dev/asb-status
+  echo "outputs failed" >/dev/asb-status
 fi
 sync
 reboot -f
