@@ -154,13 +154,15 @@ public final class MicroVmBackend implements SandboxBackend {
       throw new UnableToLaunchSandboxException(
           "launching the sandbox of run " + spec.runId() + " on microvm: " + probe.detail());
     }
-    String step = "making the root disk of image " + spec.image();
+    String step = "looking up image " + spec.image();
     try {
+      String imageId = files.imageId(spec.image());
+      step = "making the root disk of image " + spec.image();
       Path rootDisk = files.rootDisk(spec.image());
       step = "building the guest's base initramfs";
       byte[] base = Files.readAllBytes(files.baseInitramfs());
       step = "taking a slot";
-      return claimAndStart(spec, listener, rootDisk, base);
+      return claimAndStart(spec, listener, rootDisk, base, imageId);
     } catch (UnableToLaunchSandboxException e) {
       throw e;
     } catch (IOException | RuntimeException e) {
@@ -170,7 +172,7 @@ public final class MicroVmBackend implements SandboxBackend {
   }
 
   private Sandbox claimAndStart(
-      RunSpec spec, SandboxListener listener, Path rootDisk, byte[] baseInitramfs)
+      RunSpec spec, SandboxListener listener, Path rootDisk, byte[] baseInitramfs, String imageId)
       throws IOException {
     Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
     Placement placement = claimSlot(spec);
@@ -183,7 +185,8 @@ public final class MicroVmBackend implements SandboxBackend {
             vmm.runtime(),
             listener,
             Instant.now().plus(ttl),
-            config.bootTimeout());
+            config.bootTimeout(),
+            imageId);
     sandbox.dirCreated();
     byte[] runArchive =
         GuestFiles.runArchive(

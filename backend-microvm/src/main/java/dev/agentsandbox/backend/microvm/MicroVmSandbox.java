@@ -49,6 +49,7 @@ final class MicroVmSandbox implements Sandbox {
   private final SandboxListener listener;
   private final Instant hardDeadline;
   private final Duration bootTimeout;
+  private final String imageId;
   private final AtomicBoolean killed = new AtomicBoolean();
   private final AtomicBoolean tornDown = new AtomicBoolean();
   private final GuestStatus status = new GuestStatus();
@@ -69,7 +70,8 @@ final class MicroVmSandbox implements Sandbox {
       String runtime,
       SandboxListener listener,
       Instant hardDeadline,
-      Duration bootTimeout) {
+      Duration bootTimeout,
+      String imageId) {
     this.backend = backend;
     this.layout = layout;
     this.runId = runId;
@@ -77,6 +79,7 @@ final class MicroVmSandbox implements Sandbox {
     this.listener = listener;
     this.hardDeadline = hardDeadline;
     this.bootTimeout = bootTimeout;
+    this.imageId = imageId;
   }
 
   /** The run's directory was created and its record written; teardown removes it. */
@@ -172,6 +175,12 @@ final class MicroVmSandbox implements Sandbox {
   @Override
   public String runtime() {
     return runtime;
+  }
+
+  /** The image id whose root disk the guest boots (the disk is cached by it). */
+  @Override
+  public Optional<String> imageId() {
+    return Optional.of(imageId);
   }
 
   /** The VMM's process id, for measurements (RSS) and tests. */

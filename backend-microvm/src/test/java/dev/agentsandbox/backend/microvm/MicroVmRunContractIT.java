@@ -101,6 +101,9 @@ class MicroVmRunContractIT {
     Completion completion;
     try (MicroVmSandbox sandbox = (MicroVmSandbox) backend.launch(spec, listener)) {
       shown.put("VMM command line", commandLine(sandbox.vmmPid()));
+      assertThat(sandbox.imageId())
+          .as("the image that runs, by content id")
+          .hasValue(backend.files().imageId(MicroVmItSupport.WORKLOAD_IMAGE));
       Path dir = backend.config().runDir().resolve(spec.runId());
       completion = sandbox.await(Instant.now().plus(Duration.ofMinutes(4)));
       try (InputStream outputs = sandbox.outputs().orElseThrow();
