@@ -14,6 +14,7 @@ import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.backend.microvm.MicroVmItSupport.RecordingListener;
 import dev.agentsandbox.policy.config.Resources;
 import java.io.BufferedReader;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,7 +22,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,6 +42,8 @@ class MicroVmLifecycleIT {
   private static MicroVmSandbox killed;
   private static MicroVmSandbox hog;
   private static MicroVmSandbox bomb;
+  private static final RecordingListener DEADLINE_OUT = new RecordingListener();
+  private static final RecordingListener KILLED_OUT = new RecordingListener();
   private static final RecordingListener HOG_OUT = new RecordingListener();
   private static final RecordingListener BOMB_OUT = new RecordingListener();
 
@@ -44,16 +51,17 @@ class MicroVmLifecycleIT {
   static void launchAll() {
     backend = MicroVmItSupport.requireBackend();
     Duration ttl = Duration.ofMinutes(10);
+    // Both leave a file in out/ first: outputs are read off the disk however the run ends.
     deadline =
         (MicroVmSandbox)
             backend.launch(
-                spec(newRunId(), List.of("sleep", "600"), noEgress(), smallCaps(), ttl),
-                dev.agentsandbox.backend.SandboxListener.NONE);
+                spec(newRunId(), writeThenSleep("deadline"), noEgress(), smallCaps(), ttl),
+                DEADLINE_OUT);
     killed =
         (MicroVmSandbox)
             backend.launch(
-                spec(newRunId(), List.of("sleep", "600"), noEgress(), smallCaps(), ttl),
-                dev.agentsandbox.backend.SandboxListener.NONE);
+                spec(newRunId(), writeThenSleep("killed"), noEgress(), smallCaps(), ttl),
+                KILLED_OUT);
     // Doubles a shell string until the guest's cgroup memory cap stops it.
     hog =
         (MicroVmSandbox)
@@ -96,6 +104,34 @@ class MicroVmLifecycleIT {
     }
   }
 
+  private static List<String> writeThenSleep(String word) {
+    return List.of(
+        "sh", "-c", "echo " + word + " >\"$AGENT_SANDBOX_OUT/left.txt\"; echo written; sleep 600");
+  }
+
+  /** Waits (bounded) until the workload has written its file. */
+  private static void awaitWritten(RecordingListener listener) throws InterruptedException {
+    Instant until = Instant.now().plus(backend.config().bootTimeout());
+    while (!listener.output().contains("written") && Instant.now().isBefore(until)) {
+      Thread.sleep(200);
+    }
+    assertThat(listener.output()).contains("written");
+  }
+
+  /** The files in a sandbox's outputs, by name, with their content. */
+  private static Map<String, String> outputFiles(MicroVmSandbox sandbox) throws Exception {
+    Map<String, String> files = new TreeMap<>();
+    try (InputStream outputs = sandbox.outputs().orElseThrow();
+        TarArchiveInputStream tar = new TarArchiveInputStream(outputs)) {
+      for (TarArchiveEntry e = tar.getNextEntry(); e != null; e = tar.getNextEntry()) {
+        if (e.isFile()) {
+          files.put(e.getName(), new String(tar.readAllBytes(), StandardCharsets.UTF_8));
+        }
+      }
+    }
+    return files;
+  }
+
   /** Waits (bounded) until the guest reports that its command starts. */
   private static void awaitGuestReady(MicroVmSandbox sandbox) throws InterruptedException {
     Instant until = Instant.now().plus(backend.config().bootTimeout());
@@ -110,14 +146,17 @@ class MicroVmLifecycleIT {
   @Test
   void theDeadlineStopsTheVm() throws Exception {
     awaitGuestReady(deadline);
+    awaitWritten(DEADLINE_OUT);
     Completion end = deadline.await(Instant.now().plusSeconds(3));
     assertThat(end.end()).as(end.toString()).isEqualTo(Completion.End.DEADLINE);
     assertThat(ProcessHandle.of(deadline.vmmPid())).as("the VMM is gone").isEmpty();
+    assertThat(outputFiles(deadline)).containsExactly(Map.entry("out/left.txt", "deadline\n"));
   }
 
   @Test
   void aKillStopsTheVm() throws Exception {
     awaitGuestReady(killed);
+    awaitWritten(KILLED_OUT);
     Thread killer =
         Thread.ofPlatform()
             .start(
@@ -132,6 +171,7 @@ class MicroVmLifecycleIT {
     Completion end = killed.await(Instant.now().plus(Duration.ofMinutes(2)));
     killer.join();
     assertThat(end.end()).as(end.toString()).isEqualTo(Completion.End.KILLED);
+    assertThat(outputFiles(killed)).containsExactly(Map.entry("out/left.txt", "killed\n"));
   }
 
   @Test
@@ -225,6 +265,7 @@ class MicroVmLifecycleIT {
             "nftables-table",
             "nftables-elements",
             "proxy",
+            "output-disk",
             "initramfs",
             "vmm");
     String table = (String) plan.manifests().get(3).body();
@@ -232,7 +273,7 @@ class MicroVmLifecycleIT {
         .contains("table inet agent_sandbox")
         .contains("iifname \"asbv*\" drop")
         .contains("ip daddr @private4 drop");
-    assertThat(plan.manifests().get(7).body().toString())
+    assertThat(plan.manifests().get(8).body().toString())
         .contains("-sandbox")
         .contains("-nodefaults")
         .contains("microvm");

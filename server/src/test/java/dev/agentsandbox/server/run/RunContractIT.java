@@ -12,9 +12,12 @@ import dev.agentsandbox.artifacts.FolderArtifactStore;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.docker.DockerBackend;
 import dev.agentsandbox.backend.docker.DockerBackendConfig;
 import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.backend.microvm.MicroVmBackend;
+import dev.agentsandbox.backend.microvm.MicroVmConfig;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunContractServices;
 import dev.agentsandbox.runs.RunSettings;
@@ -43,6 +46,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -51,13 +55,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The run contract end to end on Docker, under runc and under runsc: a job reads the run-token
- * credential the control plane minted for it, calls an allowed test service that accepts only that
- * credential (it asks the control plane whether the bearer may read this run, as an internal API
- * would introspect a token), and writes {@code out/result.json}; afterwards the artifact downloads
- * with the hash the listing gives, the same credential is refused everywhere, and its value is
- * nowhere: not in the output tail (the job prints it on purpose), the audit rows, the timeline, the
- * control plane's log lines or any file under its data directory.
+ * The run contract end to end on Docker, under runc and under runsc, and on the microVM backend: a
+ * job reads the run-token credential the control plane minted for it, calls an allowed test service
+ * that accepts only that credential (it asks the control plane whether the bearer may read this
+ * run, as an internal API would introspect a token), and writes {@code out/result.json}; afterwards
+ * the artifact downloads with the hash the listing gives, the same credential is refused
+ * everywhere, and its value is nowhere: not in the output tail (the job prints it on purpose), the
+ * audit rows, the timeline, the control plane's log lines or any file under its data directory.
  */
 class RunContractIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -130,6 +134,57 @@ class RunContractIT {
                 Duration.ofSeconds(30),
                 "no-such-runtime")
             : DockerBackendConfig.defaults();
+    contract(
+        dataDir,
+        new DockerBackend(docker, config),
+        runtime,
+        Duration.ofSeconds(120),
+        RunContractIT::leftOf);
+  }
+
+  /**
+   * The same on the microVM backend (QEMU under TCG here, or what {@code
+   * AGENT_SANDBOX_MICROVM_ACCEL} names): the credential is a file the guest's init placed, the
+   * result is read off the VM's output disk. Fails, never skips, on a host that cannot run it.
+   */
+  @org.junit.jupiter.api.Test
+  void onTheMicroVmBackendToo(@TempDir Path dataDir) throws Exception {
+    Path proxyJar = Path.of("..", "proxy", "target", "agent-sandbox-proxy.jar");
+    if (!Files.isReadable(proxyJar)) {
+      fail("The microVM case needs the proxy's jar " + proxyJar + " (./mvnw -pl proxy package)");
+    }
+    String java = ProcessHandle.current().info().command().orElse("java");
+    MicroVmConfig config =
+        MicroVmConfig.defaults(
+                List.of(
+                    java,
+                    "-Xmx64m",
+                    "-XX:+UseSerialGC",
+                    "-XX:TieredStopAtLevel=1",
+                    "-jar",
+                    proxyJar.toAbsolutePath().normalize().toString()))
+            .withAccel(System.getenv().getOrDefault("AGENT_SANDBOX_MICROVM_ACCEL", "tcg"));
+    MicroVmBackend backend = new MicroVmBackend(config);
+    Probe probe = backend.probe();
+    if (!probe.available()) {
+      fail("The microVM case needs QEMU, a guest kernel, nftables and taps: " + probe.detail());
+    }
+    // Under software emulation a boot alone can take a minute on a busy host.
+    contract(
+        dataDir,
+        backend,
+        probe.runtime(),
+        Duration.ofSeconds(300),
+        runId -> microVmLeftOf(config, runId));
+  }
+
+  private static void contract(
+      Path dataDir,
+      SandboxBackend backend,
+      String runtime,
+      Duration runWithin,
+      Function<String, List<String>> leftovers)
+      throws Exception {
     CapturedLogs logs = CapturedLogs.attach();
     try (Store store = Store.open("jdbc:sqlite:" + dataDir.resolve("it.db"));
         AgentSandboxServer server =
@@ -137,7 +192,7 @@ class RunContractIT {
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                 store,
                 new RunWiring(
-                    List.of(new DockerBackend(docker, config)),
+                    List.of(backend),
                     new OperatorEgress(
                         List.of(UpstreamDrill.ADDRESS + "/32"),
                         Map.of("upstream.test", List.of(UpstreamDrill.ADDRESS))),
@@ -159,11 +214,11 @@ class RunContractIT {
           "PUT",
           BASE,
           """
-          {"enabled": true, "backend": "docker", "reason": "RunContractIT",
-           "agents": {"worker": {"allow": ["upstream.test:%d"], "image": "%s", "ttl_seconds": 120,
+          {"enabled": true, "backend": "%s", "reason": "RunContractIT",
+           "agents": {"worker": {"allow": ["upstream.test:%d"], "image": "%s", "ttl_seconds": %d,
              "credentials": {"self": {"source": "run-token"}}}}}
           """
-              .formatted(upstream.port(), IMAGE),
+              .formatted(backend.name(), upstream.port(), IMAGE, runWithin.toSeconds()),
           "If-Match",
           "\"0\"");
 
@@ -198,7 +253,7 @@ class RunContractIT {
 
       JsonNode run =
           await()
-              .atMost(Duration.ofSeconds(120))
+              .atMost(runWithin.plusSeconds(30))
               .pollInterval(Duration.ofMillis(200))
               .until(
                   () -> api.expect(200, "GET", BASE + "/runs/" + runId, null),
@@ -286,7 +341,8 @@ class RunContractIT {
       await()
           .atMost(Duration.ofSeconds(30))
           .pollInterval(Duration.ofMillis(200))
-          .untilAsserted(() -> assertThat(leftOf(runId)).as("objects of the run").isEmpty());
+          .untilAsserted(
+              () -> assertThat(leftovers.apply(runId)).as("objects of the run").isEmpty());
     } finally {
       current = null;
       logs.detach();
@@ -342,6 +398,39 @@ class RunContractIT {
     if (volumes != null) {
       volumes.forEach(v -> found.add("volume " + v.getName()));
     }
+    return found;
+  }
+
+  /** The microVM objects of a run: its directory, its tap, its fence elements, its processes. */
+  private static List<String> microVmLeftOf(MicroVmConfig config, String runId) {
+    List<String> found = new ArrayList<>();
+    Path dir = config.runDir().resolve(runId);
+    if (Files.exists(dir)) {
+      found.add("run directory " + dir);
+    }
+    try (Stream<Path> links = Files.list(Path.of("/sys/class/net"))) {
+      for (Path link : links.toList()) {
+        Path alias = link.resolve("ifalias");
+        if (Files.isReadable(alias) && Files.readString(alias).contains("run=" + runId)) {
+          found.add("tap " + link.getFileName());
+        }
+      }
+      Process nft = new ProcessBuilder("nft", "list", "table", "inet", "agent_sandbox").start();
+      String table = new String(nft.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      nft.waitFor();
+      if (table.contains("run " + runId)) {
+        found.add("nftables elements of run " + runId);
+      }
+    } catch (IOException e) {
+      found.add("could not look: " + e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      found.add("interrupted");
+    }
+    ProcessHandle.allProcesses()
+        .filter(
+            p -> p.info().arguments().map(a -> String.join(" ", a)).orElse("").contains(dir + "/"))
+        .forEach(p -> found.add("process " + p.pid()));
     return found;
   }
 
