@@ -151,8 +151,20 @@ final class DrillCommand implements Callable<Integer> {
               + " (name the control plane's --data-dir here); repeatable")
   List<String> secretPaths = new ArrayList<>();
 
+  @Option(
+      names = "--parallel",
+      paramLabel = "N",
+      description =
+          "How many of the drill's runs live at once, 1 to 8 (default "
+              + DrillRunner.PARALLEL
+              + "; 1 or 2 for a microVM backend under software emulation)")
+  int parallel = DrillRunner.PARALLEL;
+
   @Override
   public Integer call() throws IOException, InterruptedException {
+    if (parallel < 1 || parallel > 8) {
+      throw new ParameterException(spec.commandLine(), "--parallel must be from 1 to 8");
+    }
     if (agent == null) {
       // Not picocli's required=true, which would demand it of drill verify too.
       throw new ParameterException(spec.commandLine(), "Missing required option: '--agent=NAME'");
@@ -182,8 +194,23 @@ final class DrillCommand implements Callable<Integer> {
               + " s");
       err.flush();
       List<DrillStep> steps = DrillSteps.all(setup);
-      Map<String, DrillObservation> seen =
-          new DrillRunner(client, err).run(setup, steps, preflight.auditBefore());
+      DrillRunner runner = new DrillRunner(client, err, parallel);
+      // Ctrl-C or a failure mid-drill: what it started is killed, not left to its deadline.
+      Thread onExit = new Thread(runner::killUnfinished, "drill-kill-unfinished");
+      Runtime.getRuntime().addShutdownHook(onExit);
+      Map<String, DrillObservation> seen;
+      try {
+        seen = runner.run(setup, steps, preflight.auditBefore());
+      } catch (IOException | RuntimeException e) {
+        runner.killUnfinished();
+        throw e;
+      } finally {
+        try {
+          Runtime.getRuntime().removeShutdownHook(onExit);
+        } catch (IllegalStateException shuttingDown) {
+          // The JVM is exiting (Ctrl-C): the hook runs and kills what is unfinished.
+        }
+      }
       List<StepResult> results = new ArrayList<>();
       for (DrillStep step : steps) {
         results.add(StepResult.of(step, seen.get(step.name())));

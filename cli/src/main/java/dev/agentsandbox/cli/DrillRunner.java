@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,7 +27,7 @@ import java.util.concurrent.Semaphore;
  * drill takes about the agent's TTL plus a minute.
  */
 final class DrillRunner {
-  /** Runs of the drill live at once; the control plane's own cap is 16. */
+  /** Runs of the drill live at once by default; the control plane's own cap is 16. */
   static final int PARALLEL = 4;
 
   /**
@@ -37,10 +39,36 @@ final class DrillRunner {
 
   private final AdminApi api;
   private final PrintWriter progress;
+  private final int parallel;
 
-  DrillRunner(AdminApi api, PrintWriter progress) {
+  /** Runs started and not yet followed to their end: what an interrupted drill kills. */
+  private final Set<String> live = ConcurrentHashMap.newKeySet();
+
+  DrillRunner(AdminApi api, PrintWriter progress, int parallel) {
     this.api = api;
     this.progress = progress;
+    this.parallel = parallel;
+  }
+
+  /**
+   * Kills every run the drill started that it has not seen end (an interrupted or failed drill
+   * leaves nothing running until its deadline). Best effort: each kill is tried once.
+   */
+  void killUnfinished() {
+    for (String runId : List.copyOf(live)) {
+      try {
+        api.exchange(
+            api.request(AdminApi.RUNS + "/" + runId, Duration.ofSeconds(10)).DELETE().build());
+        progress.println("drill: killed run " + runId + " (the drill did not see it end)");
+        progress.flush();
+      } catch (IOException | RuntimeException e) {
+        progress.println("drill: kill run " + runId + ": " + e.getMessage());
+        progress.flush();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
   }
 
   /** Runs every step and returns what was seen of each, in the order of {@code steps}. */
@@ -49,7 +77,7 @@ final class DrillRunner {
     List<DrillStep> ordered = new ArrayList<>(steps);
     // The step that waits for the deadline starts first, so the others run beside it.
     ordered.sort((a, b) -> Boolean.compare(!isForever(a), !isForever(b)));
-    Semaphore slots = new Semaphore(PARALLEL);
+    Semaphore slots = new Semaphore(parallel);
     Map<String, Future<DrillObservation>> futures = new LinkedHashMap<>();
     try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
       for (DrillStep step : ordered) {
@@ -118,6 +146,7 @@ final class DrillRunner {
           null, null, null, null, "", List.of(), List.of(), refusal(started));
     }
     String runId = started.json().path("run_id").asText();
+    live.add(runId);
     say(step, "run " + runId);
     return follow(setup, step, runId);
   }
@@ -137,6 +166,7 @@ final class DrillRunner {
           api.request(AdminApi.RUNS + "/" + runId, Duration.ofSeconds(30)).DELETE().build());
     }
     List<AuditRef> rows = awaitTeardown(runId, until.plus(GRACE));
+    live.remove(runId);
     run = api.get("read run " + runId, AdminApi.RUNS + "/" + runId);
     List<Decision> egress = new ArrayList<>();
     run.path("egress").forEach(d -> egress.add(Decision.of(d)));
@@ -181,6 +211,7 @@ final class DrillRunner {
     if (answer.status() / 100 == 2) {
       // Not refused: a hole. The run is followed to its end so that nothing is left behind.
       String runId = answer.json().path("run_id").asText();
+      live.add(runId);
       say(step, "NOT refused: run " + runId + " started");
       return follow(setup, step, runId);
     }
