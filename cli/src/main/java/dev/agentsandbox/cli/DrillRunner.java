@@ -33,7 +33,7 @@ final class DrillRunner {
   /**
    * How long after its deadline a run may take to end and be torn down before the drill gives up.
    */
-  static final Duration GRACE = Duration.ofSeconds(120);
+  static final Duration GRACE = Duration.ofMinutes(2);
 
   private static final Duration POLL = Duration.ofMillis(500);
 

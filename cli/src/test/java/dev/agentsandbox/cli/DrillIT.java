@@ -50,7 +50,7 @@ class DrillIT {
   private static final String OUTSIDE_ADDRESS = "198.18.83.1";
   private static final String METADATA_ADDRESS = "169.254.169.254";
   private static final String LINK = "asb-drill0";
-  private static final Duration DRILL_LIMIT = Duration.ofSeconds(240);
+  private static final Duration DRILL_LIMIT = Duration.ofMinutes(4);
 
   private static Path dir;
   private static HttpServer outside;
