@@ -32,8 +32,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
 
 /**
  * The drill as an operator runs it: the packaged jar's {@code drill} against a real {@code serve}
@@ -87,44 +86,35 @@ class DrillIT {
     run("ip", "link", "del", LINK);
   }
 
-  @ParameterizedTest(name = "under {0}")
-  @ValueSource(strings = {"runc", "runsc"})
-  void everyLayerHoldsTheTranscriptVerifiesAndATamperedOneDoesNot(String runtime) throws Exception {
-    Path data = Files.createDirectories(dir.resolve(runtime));
-    Process serve = serve(data, runtime);
-    try {
-      String base = awaitListening(serve);
-      Path token = data.resolve("admin-token");
-      Map<String, String> env =
+  /** One control plane and the drill against it. */
+  private static final class Side implements AutoCloseable {
+    final String runtime;
+    final Path data;
+    final Process serve;
+    final String base;
+    final Path token;
+    final Map<String, String> env;
+    final Path out;
+    CliProcess drill;
+    Instant started;
+
+    Side(String runtime) throws Exception {
+      this.runtime = runtime;
+      this.data = Files.createDirectories(dir.resolve(runtime));
+      this.serve = serve(data, runtime);
+      this.base = awaitListening(serve);
+      this.token = data.resolve("admin-token");
+      this.env =
           Map.of("AGENT_SANDBOX_CONFIG", data.resolve("cli.yaml").toString(), "NO_COLOR", "1");
+      this.out = data.resolve("evidence");
       configure(env, base, token, data);
+    }
 
-      // An agent whose allow-list names the host the drill calls unlisted is refused up front.
-      CliProcess refused =
-          CliProcess.run(
+    void startDrill() throws IOException {
+      started = Instant.now();
+      drill =
+          CliProcess.start(
               env,
-              "",
-              Duration.ofSeconds(60),
-              "drill",
-              "--url",
-              base,
-              "--token-file",
-              token.toString(),
-              "--agent",
-              "open",
-              "--out",
-              data.resolve("refused").toString());
-      assertThat(refused.await(Duration.ofSeconds(1))).as(refused.toString()).isEqualTo(1);
-      assertThat(refused.errText()).contains("so the unlisted-host step would prove nothing");
-      assertThat(data.resolve("refused")).doesNotExist();
-
-      Path out = data.resolve("evidence");
-      Instant started = Instant.now();
-      CliProcess drill =
-          CliProcess.run(
-              env,
-              "",
-              DRILL_LIMIT,
               "drill",
               "--url",
               base,
@@ -142,102 +132,121 @@ class DrillIT {
               METADATA_ADDRESS + ":" + metadata.getAddress().getPort(),
               "--host-target",
               hostTarget,
-              // A name only this test uses: Docker's resolver would answer nothing else either,
-              // and no lookup may leave this host.
+              // A name only this test uses: Docker's resolver answers nothing else either, and no
+              // lookup may leave this host.
               "--dns-name",
               "drill-it.agent-sandbox.invalid",
               "--secret-path",
               data.toAbsolutePath().toString());
-      int exit = drill.await(Duration.ofSeconds(1));
-      System.out.printf(
-          "DrillIT %s: drill took %d s%n",
-          runtime, Duration.between(started, Instant.now()).toSeconds());
-      assertThat(exit).as(drill.toString()).isZero();
-      assertThat(drill.outText()).contains("every layer held");
-      assertThat(requests.get()).as("requests that reached a target of the drill").isZero();
+    }
 
-      JsonNode transcript = JSON.readTree(out.resolve("drill.json").toFile());
-      assertThat(transcript.path("verdict").asText()).isEqualTo("held");
-      assertThat(transcript.path("versions").path("backend").asText()).isEqualTo("docker");
-      assertThat(transcript.path("versions").path("runtime").asText()).isEqualTo(runtime);
-      assertThat(transcript.path("configuration").path("version").asLong()).isPositive();
-      List<String> names = new ArrayList<>();
-      List<String> runIds = new ArrayList<>();
-      for (JsonNode step : transcript.path("steps")) {
-        names.add(step.path("name").asText());
-        assertThat(step.path("verdict").asText()).as(step.toString()).isEqualTo("held");
-        assertThat(step.path("checks")).isNotEmpty();
-        assertThat(step.path("audit_row_ids")).as(step.path("name").asText()).isNotEmpty();
-        if (step.path("observation").path("run_id").isTextual()) {
-          runIds.add(step.path("observation").path("run_id").asText());
-        }
+    CliProcess cli(String... args) throws Exception {
+      List<String> all = new ArrayList<>(List.of(args));
+      all.addAll(List.of("--url", base, "--token-file", token.toString()));
+      return CliProcess.run(env, "", Duration.ofSeconds(60), all.toArray(String[]::new));
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      if (drill != null) {
+        drill.close();
       }
-      assertThat(names)
-          .containsExactly(
-              "unlisted-host-through-proxy",
-              "direct-connect-without-proxy",
-              "proxy-variables-overridden",
-              "proxy-variables-through-api",
-              "metadata-address",
-              "host-and-gateway",
-              "dns",
-              "secrets",
-              "privilege-escalation",
-              "fork-bomb",
-              "memory-exhaustion",
-              "run-forever");
-      assertThat(runIds).hasSize(11);
-      assertThat(step(transcript, "run-forever").path("observation").path("status").asText())
-          .isEqualTo("deadline");
-      assertThat(transcript.path("audit_chain").path("head_hash").asText()).hasSize(64);
-      assertThat(Files.readString(out.resolve("drill.md")))
-          .contains("**Verdict: every layer held**")
-          .contains("### fork-bomb: held");
-      assertNothingLeft(runIds);
-
-      CliProcess verified =
-          CliProcess.run(
-              env,
-              "",
-              Duration.ofSeconds(60),
-              "drill",
-              "verify",
-              "--url",
-              base,
-              "--token-file",
-              token.toString(),
-              out.resolve("drill.json").toString());
-      assertThat(verified.await(Duration.ofSeconds(1))).as(verified.toString()).isZero();
-      assertThat(verified.outText()).startsWith("ok: drill ");
-
-      // One cited row's hash changed: verify must fail and name the row.
-      ObjectNode tampered = (ObjectNode) JSON.readTree(out.resolve("drill.json").toFile());
-      ObjectNode row =
-          (ObjectNode) step(tampered, "run-forever").path("observation").path("audit").get(0);
-      long rowId = row.path("id").asLong();
-      row.put("hash", "0".repeat(64));
-      Path forged = out.resolve("tampered.json");
-      JSON.writeValue(forged.toFile(), tampered);
-      CliProcess caught =
-          CliProcess.run(
-              env,
-              "",
-              Duration.ofSeconds(60),
-              "drill",
-              "verify",
-              "--url",
-              base,
-              "--token-file",
-              token.toString(),
-              forged.toString());
-      assertThat(caught.await(Duration.ofSeconds(1))).as(caught.toString()).isEqualTo(1);
-      assertThat(caught.errText()).contains("audit row " + rowId + ": hash differs");
-    } finally {
       serve.destroy();
       if (!serve.waitFor(60, TimeUnit.SECONDS)) {
         serve.destroyForcibly();
       }
     }
+  }
+
+  /**
+   * Both drills run at once, each against its own control plane (one with runc, one with runsc on
+   * the same daemon): a drill mostly waits (for connections to fail, for the deadline), so side by
+   * side they take about as long as one.
+   */
+  @Test
+  void underRuncAndGvisorEveryLayerHoldsTheTranscriptVerifiesAndATamperedOneDoesNot()
+      throws Exception {
+    try (Side runc = new Side("runc");
+        Side runsc = new Side("runsc")) {
+      // An agent whose allow-list names the host the drill calls unlisted is refused up front.
+      CliProcess refused =
+          runc.cli("drill", "--agent", "open", "--out", runc.data.resolve("refused").toString());
+      assertThat(refused.await(Duration.ofSeconds(1))).as(refused.toString()).isEqualTo(1);
+      assertThat(refused.errText()).contains("so the unlisted-host step would prove nothing");
+      assertThat(runc.data.resolve("refused")).doesNotExist();
+
+      runc.startDrill();
+      runsc.startDrill();
+      for (Side side : List.of(runc, runsc)) {
+        int exit = side.drill.await(DRILL_LIMIT);
+        System.out.printf(
+            "DrillIT %s: drill took %d s%n",
+            side.runtime, Duration.between(side.started, Instant.now()).toSeconds());
+        assertThat(exit).as(side.runtime + ": " + side.drill).isZero();
+        assertThat(side.drill.outText()).contains("every layer held");
+      }
+      assertThat(requests.get()).as("requests that reached a target of the drill").isZero();
+      for (Side side : List.of(runc, runsc)) {
+        checkEvidence(side);
+      }
+    }
+  }
+
+  private static void checkEvidence(Side side) throws Exception {
+    JsonNode transcript = JSON.readTree(side.out.resolve("drill.json").toFile());
+    assertThat(transcript.path("verdict").asText()).isEqualTo("held");
+    assertThat(transcript.path("versions").path("backend").asText()).isEqualTo("docker");
+    assertThat(transcript.path("versions").path("runtime").asText()).isEqualTo(side.runtime);
+    assertThat(transcript.path("configuration").path("version").asLong()).isPositive();
+    List<String> names = new ArrayList<>();
+    List<String> runIds = new ArrayList<>();
+    for (JsonNode step : transcript.path("steps")) {
+      names.add(step.path("name").asText());
+      assertThat(step.path("verdict").asText()).as(step.toString()).isEqualTo("held");
+      assertThat(step.path("checks")).isNotEmpty();
+      assertThat(step.path("audit_row_ids")).as(step.path("name").asText()).isNotEmpty();
+      if (step.path("observation").path("run_id").isTextual()) {
+        runIds.add(step.path("observation").path("run_id").asText());
+      }
+    }
+    assertThat(names)
+        .containsExactly(
+            "unlisted-host-through-proxy",
+            "direct-connect-without-proxy",
+            "proxy-variables-overridden",
+            "proxy-variables-through-api",
+            "metadata-address",
+            "host-and-gateway",
+            "dns",
+            "secrets",
+            "privilege-escalation",
+            "fork-bomb",
+            "memory-exhaustion",
+            "run-forever");
+    assertThat(runIds).hasSize(11);
+    assertThat(step(transcript, "run-forever").path("observation").path("status").asText())
+        .isEqualTo("deadline");
+    assertThat(transcript.path("audit_chain").path("head_hash").asText()).hasSize(64);
+    assertThat(Files.readString(side.out.resolve("drill.md")))
+        .contains("**Verdict: every layer held**")
+        .contains("### fork-bomb: held");
+    assertNothingLeft(runIds);
+
+    CliProcess verified = side.cli("drill", "verify", side.out.resolve("drill.json").toString());
+    assertThat(verified.await(Duration.ofSeconds(1))).as(verified.toString()).isZero();
+    assertThat(verified.outText()).startsWith("ok: drill ");
+
+    // One cited row's hash changed: verify must fail and name the row.
+    ObjectNode tampered = (ObjectNode) JSON.readTree(side.out.resolve("drill.json").toFile());
+    ObjectNode row =
+        (ObjectNode) step(tampered, "run-forever").path("observation").path("audit").get(0);
+    long rowId = row.path("id").asLong();
+    row.put("hash", "0".repeat(64));
+    Path forged = side.out.resolve("tampered.json");
+    JSON.writeValue(forged.toFile(), tampered);
+    CliProcess caught = side.cli("drill", "verify", forged.toString());
+    assertThat(caught.await(Duration.ofSeconds(1))).as(caught.toString()).isEqualTo(1);
+    assertThat(caught.errText()).contains("audit row " + rowId + ": hash differs");
   }
 
   private static JsonNode step(JsonNode transcript, String name) {
@@ -316,6 +325,14 @@ class DrillIT {
                   .exec())
           .as("networks left by run " + runId)
           .isEmpty();
+      assertThat(
+              docker
+                  .listVolumesCmd()
+                  .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
+                  .exec()
+                  .getVolumes())
+          .as("volumes left by run " + runId)
+          .isNullOrEmpty();
     }
   }
 
