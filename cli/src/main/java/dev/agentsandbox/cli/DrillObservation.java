@@ -69,10 +69,15 @@ record DrillObservation(
   /** The API's answer to a request that it was expected to refuse. */
   record Refusal(int httpStatus, String error) {}
 
+  private static final String TRUNCATED = "\n[truncated by the drill]";
+
+  /** At most {@link #MAX_OUTPUT} characters; idempotent, so a transcript read back is unchanged. */
   static String truncate(String output) {
-    return output.length() <= MAX_OUTPUT
-        ? output
-        : output.substring(0, MAX_OUTPUT) + "\n[truncated by the drill]";
+    if (output.length() <= MAX_OUTPUT
+        || (output.length() == MAX_OUTPUT + TRUNCATED.length() && output.endsWith(TRUNCATED))) {
+      return output;
+    }
+    return output.substring(0, MAX_OUTPUT) + TRUNCATED;
   }
 
   /**

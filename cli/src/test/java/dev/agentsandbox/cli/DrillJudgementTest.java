@@ -492,6 +492,16 @@ class DrillJudgementTest {
   }
 
   @Test
+  void aLongOutputIsTruncatedOnceAndReadsBackUnchanged() {
+    String long1 = "drill: x=1\n" + "y".repeat(20_000);
+    String once = DrillObservation.truncate(long1);
+    assertThat(once)
+        .hasSizeLessThan(DrillObservation.MAX_OUTPUT + 40)
+        .endsWith("[truncated by the drill]");
+    assertThat(DrillObservation.truncate(once)).isEqualTo(once);
+  }
+
+  @Test
   void aRunStillLiveAtTheEndFailsTheDrill() {
     Leftovers leftovers = DrillCommand.leftoversOf(Map.of(RUN, "running"), List.of(RUN));
     assertThat(leftovers.verdict()).isEqualTo("failed");
