@@ -261,12 +261,17 @@ class RunContractIT {
           .contains(
               "agent_sandbox.launch",
               "agent_sandbox.credentials.issue",
+              "agent_sandbox.started",
               "agent_sandbox.egress.allow",
               "agent_sandbox.artifacts",
               "agent_sandbox.teardown");
       assertThat(audit.toString()).contains("\"self\"").doesNotContain(credential);
       JsonNode timeline = api.expect(200, "GET", BASE + "/runs/" + runId + "/timeline", null);
       assertThat(timeline.get("labels").get("task-ref").asText()).isEqualTo("T-9");
+      assertThat(timeline.get("what_ran").get("image_id").asText())
+          .as("the content id of the image that ran")
+          .isEqualTo(docker.inspectImageCmd(IMAGE).exec().getId());
+      assertThat(timeline.get("what_ran").get("runtime").asText()).isEqualTo(runtime);
       assertThat(timeline.get("chain").get("verified").asBoolean()).isTrue();
       assertThat(timeline.toString()).doesNotContain(credential);
       assertThat(logs.lines()).isNotEmpty().noneMatch(line -> line.contains(credential));
