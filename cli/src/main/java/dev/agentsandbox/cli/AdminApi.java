@@ -42,6 +42,11 @@ final class AdminApi implements AutoCloseable {
     this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
   }
 
+  /** The service's base URL, as given. */
+  String base() {
+    return base;
+  }
+
   /** An answer: status, the ETag if any, the body. */
   record Answer(int status, String etag, String body) {
     JsonNode json() throws IOException {

@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
       "0:success",
       "1:the operation failed (the message says why)",
       "2:the command line was wrong",
+      "3:drill only: a layer did not hold (drill --help)",
       "121-125:run only: lost, backend failure, killed, timed out, refused (run --help)"
     },
     footerHeading = "%nExamples:%n",
@@ -40,6 +41,7 @@ import picocli.CommandLine.Command;
       ServeCommand.class,
       TokenCommand.class,
       AuditCommand.class,
+      DrillCommand.class,
       ProxyCommand.class,
       CompletionCommand.class,
       CommandLine.HelpCommand.class

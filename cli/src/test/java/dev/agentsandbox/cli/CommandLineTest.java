@@ -62,6 +62,7 @@ class CommandLineTest {
             "serve",
             "token",
             "audit",
+            "drill",
             "proxy",
             "completion",
             "help");
