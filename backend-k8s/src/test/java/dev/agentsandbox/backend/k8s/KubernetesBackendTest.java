@@ -8,6 +8,7 @@ import dev.agentsandbox.backend.Completion.End;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.SandboxPlan;
@@ -28,6 +29,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -305,6 +307,85 @@ class KubernetesBackendTest {
     sandbox.teardown();
     assertThat(namespaceExists("r1")).isFalse();
   }
+
+  /**
+   * The playbook's labels (owner, agent, task reference, engagement code) from the run request, on
+   * the namespace and on every object the launch sends to the API server, read from the requests
+   * themselves, and on the pods the Job makes.
+   */
+  @Test
+  void everyObjectALaunchCreatesCarriesTheRunRequestsLabels() throws Exception {
+    installGvisor();
+    drainRequests();
+    cluster.serveProxy("lb1", "10.43.7.11");
+    Map<String, String> runLabels =
+        Map.of("owner", "alice", "task-ref", "JIRA-1042", "engagement", "ENG-7");
+    RunSpec base = Specs.spec("lb1");
+    RunSpec labelled =
+        new RunSpec(
+            base.runId(),
+            base.agent(),
+            base.image(),
+            base.command(),
+            base.env(),
+            base.egress(),
+            base.resources(),
+            base.ttl(),
+            base.expiresAt(),
+            false,
+            runLabels,
+            List.of());
+    Sandbox sandbox = backend().launch(labelled, listener);
+    List<String> kinds = new ArrayList<>();
+    RecordedRequest request;
+    for (int i = 0;
+        i < 10_000 && (request = server.takeRequest(1, TimeUnit.MILLISECONDS)) != null;
+        i++) {
+      if (!"POST".equals(request.getMethod())) {
+        continue;
+      }
+      var body = JSON.readTree(request.getBody().readUtf8());
+      String kind = body.path("kind").asText();
+      kinds.add(kind);
+      assertThat(labelsOf(body.path("metadata")))
+          .as(kind + " " + body.path("metadata").path("name").asText())
+          .containsAllEntriesOf(runLabels)
+          .containsEntry(dev.agentsandbox.backend.Labels.AGENT, "helper");
+      if (kind.equals("Job")) {
+        assertThat(labelsOf(body.path("spec").path("template").path("metadata")))
+            .as("the agent pods the Job makes")
+            .containsAllEntriesOf(runLabels);
+      }
+    }
+    assertThat(kinds)
+        .containsExactly(
+            "Namespace",
+            "NetworkPolicy",
+            "NetworkPolicy",
+            "NetworkPolicy",
+            "ServiceAccount",
+            "Role",
+            "RoleBinding",
+            "ResourceQuota",
+            "LimitRange",
+            "ConfigMap",
+            "Pod",
+            "Service",
+            "Job");
+    sandbox.teardown();
+  }
+
+  private static Map<String, String> labelsOf(com.fasterxml.jackson.databind.JsonNode metadata) {
+    Map<String, String> labels = new java.util.HashMap<>();
+    metadata
+        .path("labels")
+        .properties()
+        .forEach(e -> labels.put(e.getKey(), e.getValue().asText()));
+    return labels;
+  }
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
 
   @Test
   void aFinishedRunReportsItsExitOutputAndDecisionsThenTearsDown() throws Exception {
