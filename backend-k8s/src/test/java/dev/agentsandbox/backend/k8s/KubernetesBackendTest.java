@@ -336,56 +336,36 @@ class KubernetesBackendTest {
             runLabels,
             List.of());
     Sandbox sandbox = backend().launch(labelled, listener);
-    List<String> kinds = new ArrayList<>();
-    RecordedRequest request;
-    for (int i = 0;
-        i < 10_000 && (request = server.takeRequest(1, TimeUnit.MILLISECONDS)) != null;
-        i++) {
-      if (!"POST".equals(request.getMethod())) {
-        continue;
-      }
-      var body = JSON.readTree(request.getBody().readUtf8());
-      String kind = body.path("kind").asText();
-      kinds.add(kind);
-      assertThat(labelsOf(body.path("metadata")))
-          .as(kind + " " + body.path("metadata").path("name").asText())
-          .containsAllEntriesOf(runLabels)
-          .containsEntry(dev.agentsandbox.backend.Labels.AGENT, "helper");
-      if (kind.equals("Job")) {
-        assertThat(labelsOf(body.path("spec").path("template").path("metadata")))
-            .as("the agent pods the Job makes")
-            .containsAllEntriesOf(runLabels);
-      }
-    }
-    assertThat(kinds)
-        .containsExactly(
-            "Namespace",
-            "NetworkPolicy",
-            "NetworkPolicy",
-            "NetworkPolicy",
-            "ServiceAccount",
-            "Role",
-            "RoleBinding",
-            "ResourceQuota",
-            "LimitRange",
-            "ConfigMap",
-            "Pod",
-            "Service",
-            "Job");
+    // Every object the launch sent (the mock server consumes the request bodies, so each is read
+    // back from it): the paths say there are thirteen, the lists below find them all.
+    assertThat(createdInOrder()).hasSize(13);
+    String ns = "agent-run-lb1";
+    List<io.fabric8.kubernetes.api.model.HasMetadata> created = new ArrayList<>();
+    created.add(client.namespaces().withName(ns).get());
+    created.addAll(client.network().v1().networkPolicies().inNamespace(ns).list().getItems());
+    created.addAll(client.serviceAccounts().inNamespace(ns).list().getItems());
+    created.addAll(client.rbac().roles().inNamespace(ns).list().getItems());
+    created.addAll(client.rbac().roleBindings().inNamespace(ns).list().getItems());
+    created.addAll(client.resourceQuotas().inNamespace(ns).list().getItems());
+    created.addAll(client.limitRanges().inNamespace(ns).list().getItems());
+    created.addAll(client.configMaps().inNamespace(ns).list().getItems());
+    created.add(client.pods().inNamespace(ns).withName(BundleFactory.PROXY).get());
+    created.addAll(client.services().inNamespace(ns).list().getItems());
+    Job job = client.batch().v1().jobs().inNamespace(ns).withName(BundleFactory.JOB).get();
+    created.add(job);
+    assertThat(created).hasSize(13).doesNotContainNull();
+    assertThat(created)
+        .allSatisfy(
+            o ->
+                assertThat(o.getMetadata().getLabels())
+                    .as(o.getKind() + " " + o.getMetadata().getName())
+                    .containsAllEntriesOf(runLabels)
+                    .containsEntry(dev.agentsandbox.backend.Labels.AGENT, "helper"));
+    assertThat(job.getSpec().getTemplate().getMetadata().getLabels())
+        .as("the agent pods the Job makes")
+        .containsAllEntriesOf(runLabels);
     sandbox.teardown();
   }
-
-  private static Map<String, String> labelsOf(com.fasterxml.jackson.databind.JsonNode metadata) {
-    Map<String, String> labels = new java.util.HashMap<>();
-    metadata
-        .path("labels")
-        .properties()
-        .forEach(e -> labels.put(e.getKey(), e.getValue().asText()));
-    return labels;
-  }
-
-  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
-      new com.fasterxml.jackson.databind.ObjectMapper();
 
   @Test
   void aFinishedRunReportsItsExitOutputAndDecisionsThenTearsDown() throws Exception {
