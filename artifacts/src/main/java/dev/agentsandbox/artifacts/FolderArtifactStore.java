@@ -28,6 +28,7 @@ import java.util.stream.Stream;
  * Thread-safe: puts of one store are serialised.
  */
 public final class FolderArtifactStore implements ArtifactStore {
+  private static final String RUN_ID = "[a-z0-9]{1,32}";
   private static final String SUMS = "SHA256SUMS";
   private final Path root;
 
@@ -148,6 +149,21 @@ public final class FolderArtifactStore implements ArtifactStore {
     } catch (IOException e) {
       throw new UnableToStoreArtifactException(
           "delete the artifacts of run " + runId + " in " + describe() + ": " + e, e);
+    }
+  }
+
+  @Override
+  public synchronized List<String> runIds() {
+    if (!Files.isDirectory(root)) {
+      return List.of();
+    }
+    try (Stream<Path> runs = Files.list(root)) {
+      return runs.filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS))
+          .map(p -> p.getFileName().toString())
+          .filter(name -> name.matches(RUN_ID))
+          .toList();
+    } catch (IOException e) {
+      throw new UnableToStoreArtifactException("list the runs in " + describe() + ": " + e, e);
     }
   }
 

@@ -9,6 +9,7 @@ import java.util.Map;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.CommonPrefix;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
@@ -113,6 +114,26 @@ public final class S3ArtifactStore implements ArtifactStore {
       throw new UnableToStoreArtifactException(
           "read artifact of run " + runId + " in " + describe() + ": " + e.getMessage(), e);
     }
+  }
+
+  @Override
+  public List<String> runIds() {
+    List<String> out = new ArrayList<>();
+    try {
+      ListObjectsV2Request request =
+          ListObjectsV2Request.builder().bucket(bucket).prefix(prefix).delimiter("/").build();
+      for (CommonPrefix common : s3.listObjectsV2Paginator(request).commonPrefixes()) {
+        String name = common.prefix().substring(prefix.length());
+        name = name.endsWith("/") ? name.substring(0, name.length() - 1) : name;
+        if (name.matches("[a-z0-9]{1,32}")) {
+          out.add(name);
+        }
+      }
+    } catch (SdkException e) {
+      throw new UnableToStoreArtifactException(
+          "list the runs in " + describe() + ": " + e.getMessage(), e);
+    }
+    return List.copyOf(out);
   }
 
   @Override

@@ -250,6 +250,49 @@ class RunContractTest {
   }
 
   @Test
+  void retentionDeletesTheArtifactsOfRunsEndedLongerAgoAndNothingElse() throws Exception {
+    RunService service = service(Map.of(), null);
+    String ended = service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()));
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> service.liveCount() == 0);
+    String live = service.start(ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of()));
+    FolderArtifactStore artifacts = new FolderArtifactStore(temp.resolve("artifacts"));
+    Path file = temp.resolve("planted");
+    Files.writeString(file, "x");
+    String sha = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881";
+    artifacts.put(live, "partial.txt", file, sha);
+    artifacts.put("unknownrun", "x.txt", file, sha);
+    java.time.Instant later = java.time.Instant.now().plus(Duration.ofDays(8));
+    Clock in8Days = Clock.fixed(later, java.time.ZoneOffset.UTC);
+
+    assertThat(
+            new ArtifactRetention(
+                    artifacts, Duration.ofDays(9), store.runs(), store.audit(), in8Days, json)
+                .sweep())
+        .as("kept 9 days, ended 8 days ago")
+        .isEmpty();
+    ArtifactRetention week =
+        new ArtifactRetention(
+            artifacts, Duration.ofDays(7), store.runs(), store.audit(), in8Days, json);
+    assertThat(week.sweep()).containsExactly(ended);
+    assertThat(artifacts.list(ended)).isEmpty();
+    assertThat(artifacts.list(live)).as("a live run's").hasSize(1);
+    assertThat(artifacts.list("unknownrun")).as("a run this store does not know").hasSize(1);
+    AuditRow expired =
+        rows(ended).stream()
+            .filter(r -> r.type().equals(ArtifactRetention.EXPIRED))
+            .findFirst()
+            .orElseThrow();
+    assertThat(expired.actor()).isEqualTo("retention");
+    assertThat(expired.data().get("files").asInt()).isEqualTo(1);
+    assertThat(expired.data().get("bytes").asLong()).isEqualTo(11);
+    assertThat(expired.data().get("retention_seconds").asLong()).isEqualTo(7 * 86_400);
+    assertThat(week.sweep()).as("nothing twice").isEmpty();
+    service.kill(ACTOR, live);
+  }
+
+  @Test
   void aBackendThatDoesNotCollectSaysSo() {
     RunService service = service(Map.of(), null);
     String runId = service.start(ACTOR, new RunRequest(AGENT, List.of("leaks"), Map.of()));
