@@ -235,7 +235,7 @@ train_aot_cache() {
   cat >"$out/train.sh" <<SH
 #!/bin/sh
 cd /tmp
-printf '%s' '{"listen":"127.0.0.1:3128","allow":["a.test:8080","a.test:8081"],"internal_cidrs":["127.0.0.1/32"],
+printf '%s' '{"listen":"127.0.0.1:3128","allow":["a.test:8080","a.test:8081"],"internal":[{"cidr":"127.0.0.1/32","ports":[8080,8081]}],
  "hosts":{"a.test":["127.0.0.1"],"b.test":["127.0.0.1"]},"run_id":"aot-training","decisions":"-"}' >policy.json
 printf 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok' | timeout 60 nc -l -p 8080 >/dev/null &
 timeout 60 nc -l -p 8081 >/dev/null </dev/null &

@@ -62,14 +62,6 @@ final class ServeCommand implements Callable<Integer> {
   String instanceId;
 
   @Option(
-      names = "--internal-cidr",
-      paramLabel = "CIDR",
-      description =
-          "An internal destination (LLM gateway, package mirror) that allowed names may resolve"
-              + " to; repeatable. Metadata addresses stay refused inside it.")
-  List<String> internalCidrs = new ArrayList<>();
-
-  @Option(
       names = "--proxy-host",
       paramLabel = "NAME=IP[,IP...]",
       description =

@@ -45,7 +45,7 @@ final class ProxyConfigs {
                 listen.port(),
                 policy.allow(),
                 policy.instanceAllow(),
-                internal(policy.internalCidrs()),
+                new InternalRanges(policy.internal()),
                 policy.hosts().map(table -> StaticHostResolver.parseTable(table, "hosts")),
                 policy.dnsServer().map(text -> socket(HostPort.parse(text, "dns_server"))),
                 policy.decisions(),

@@ -31,8 +31,10 @@ final class ProxyOptions {
 
   @Option(
       names = "--internal-cidr",
-      paramLabel = "CIDR",
-      description = "An operator's internal destination allowed names may resolve to.")
+      paramLabel = "CIDR:PORTS",
+      description =
+          "An internal destination allowed names may resolve to, on these ports only"
+              + " (10.20.1.0/24:4000,4001).")
   List<String> internalCidrs = new ArrayList<>();
 
   @Option(names = "--hosts", paramLabel = "FILE", description = "Resolve from a hosts file.")

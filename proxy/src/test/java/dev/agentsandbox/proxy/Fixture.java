@@ -21,9 +21,9 @@ import java.util.Optional;
 
 /**
  * The loopback world the integration tests run in. Test names map to 127.0.0.0/8 addresses through
- * a hosts table; only 127.0.0.2/32 is declared internal, so names resolving there reach the real
- * upstreams, while names resolving to 127.0.0.3 (where a trap server listens on the same port) must
- * stay refused.
+ * a hosts table; only 127.0.0.2/32 is declared internal, on the two upstreams' ports, so names
+ * resolving there reach the real upstreams, while names resolving to 127.0.0.3 (where a trap server
+ * listens on the same port) must stay refused.
  */
 final class Fixture implements AutoCloseable {
   static final String PERMITTED = "127.0.0.2";
@@ -103,7 +103,7 @@ final class Fixture implements AutoCloseable {
         listenPort,
         AllowList.parse(allow),
         instanceAllow.map(AllowList::parse),
-        InternalRanges.parse(List.of(PERMITTED + "/32")),
+        InternalRanges.parse(List.of(PERMITTED + "/32:" + port + "," + tls.port())),
         Optional.of(hosts),
         Optional.empty(),
         Optional.empty(),

@@ -71,7 +71,9 @@ class DockerBusyboxWgetIT {
         new RunEgress(
             AllowList.parse(List.of("upstream.test:" + port)),
             Optional.empty(),
-            List.of(HostDrill.UPSTREAM_CIDR),
+            List.of(
+                dev.agentsandbox.policy.config.InternalDestination.range(
+                    "upstream", HostDrill.UPSTREAM_CIDR, port)),
             Map.of("upstream.test", List.of(HostDrill.UPSTREAM_ADDRESS)));
     String script =
         "i=0; while [ $i -lt "

@@ -52,7 +52,9 @@ class DockerFenceIT {
         new RunEgress(
             AllowList.parse(List.of("upstream.test:" + upstreamPort)),
             Optional.empty(),
-            List.of(HostDrill.UPSTREAM_CIDR),
+            List.of(
+                dev.agentsandbox.policy.config.InternalDestination.range(
+                    "upstream", HostDrill.UPSTREAM_CIDR, upstreamPort)),
             Map.of("upstream.test", List.of(HostDrill.UPSTREAM_ADDRESS)));
     for (String runtime : DockerItSupport.runtimes()) {
       RecordingListener aListener = new RecordingListener();

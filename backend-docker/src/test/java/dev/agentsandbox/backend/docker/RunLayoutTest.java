@@ -41,7 +41,9 @@ class RunLayoutTest {
         new RunEgress(
             AllowList.parse(List.of("api.example.com", "*.pypi.org:8443")),
             Optional.of(AllowList.parse(List.of("*.example.com", "*.pypi.org:8443"))),
-            List.of("10.20.0.0/16"),
+            List.of(
+                dev.agentsandbox.policy.config.InternalDestination.range(
+                    "mirror", "10.20.0.0/16", 443)),
             Map.of("mirror.internal.example.com", List.of("10.20.0.5"))),
         new Resources(0.5, 256, 64),
         Duration.ofMinutes(5),
@@ -295,9 +297,8 @@ class RunLayoutTest {
     assertThat(policy.get("instance_allow"))
         .extracting(JsonNode::asText)
         .containsExactlyInAnyOrder("*.example.com", "*.pypi.org:8443");
-    assertThat(policy.get("internal_cidrs"))
-        .extracting(JsonNode::asText)
-        .containsExactly("10.20.0.0/16");
+    assertThat(policy.get("internal").toString())
+        .isEqualTo("[{\"cidr\":\"10.20.0.0/16\",\"ports\":[443]}]");
     assertThat(policy.get("hosts").get("mirror.internal.example.com").get(0).asText())
         .isEqualTo("10.20.0.5");
     assertThat(policy.get("run_id").asText()).isEqualTo("r1");

@@ -1,5 +1,6 @@
 package dev.agentsandbox.backend.k8s;
 
+import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.net.Cidr;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
@@ -106,14 +107,15 @@ final class NetworkFence {
   /**
    * The proxy accepts only the agent, on its port; it reaches cluster DNS (the DNS pods of the DNS
    * namespace, both in one peer so that neither alone opens anything) and public addresses, plus
-   * any internal destinations the operator declared for this run's egress policy.
+   * the internal destinations of this run's agent, each in its own rule with its own ports: a range
+   * as an ipBlock, a service as its namespace and pod labels in one peer, on the pods' ports.
    */
   NetworkPolicy proxyFence(
       String namespace,
       Map<String, String> labels,
       Map<String, String> agentPod,
       Map<String, String> proxyPod,
-      List<String> internalCidrs) {
+      List<InternalDestination> internal) {
     List<NetworkPolicyEgressRule> egress = new ArrayList<>();
     egress.add(
         new NetworkPolicyEgressRuleBuilder()
@@ -139,16 +141,28 @@ final class NetworkFence {
       publicPeers.add(ipBlock("::/0", withMachinery(IPV6_EXCEPT, Cidr.parse("::/0"), machinery)));
     }
     egress.add(new NetworkPolicyEgressRuleBuilder().withTo(publicPeers).build());
-    List<NetworkPolicyPeer> internalPeers = new ArrayList<>();
-    for (String text : internalCidrs) {
-      Cidr internal = Cidr.parse(text);
-      boolean allMachinery = machinery.stream().anyMatch(m -> within(internal, m));
-      if (!allMachinery) {
-        internalPeers.add(ipBlock(text, withMachinery(List.of(), internal, machinery)));
+    for (InternalDestination destination : internal) {
+      NetworkPolicyPeer peer;
+      if (destination.cidr().isPresent()) {
+        Cidr range = destination.cidr().get();
+        if (machinery.stream().anyMatch(m -> within(range, m))) {
+          continue;
+        }
+        peer = ipBlock(range.toString(), withMachinery(List.of(), range, machinery));
+      } else {
+        InternalDestination.ClusterService service = destination.service().orElseThrow();
+        peer =
+            new NetworkPolicyPeerBuilder()
+                .withNamespaceSelector(
+                    selector(Map.of("kubernetes.io/metadata.name", service.namespace())))
+                .withPodSelector(selector(service.podLabels()))
+                .build();
       }
-    }
-    if (!internalPeers.isEmpty()) {
-      egress.add(new NetworkPolicyEgressRuleBuilder().withTo(internalPeers).build());
+      egress.add(
+          new NetworkPolicyEgressRuleBuilder()
+              .withTo(peer)
+              .withPorts(destination.podPorts().stream().map(p -> port("TCP", p)).toList())
+              .build());
     }
     return new NetworkPolicyBuilder()
         .withNewMetadata()

@@ -24,12 +24,18 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class NetworkFenceReachabilityTest {
   private static final String NS = "agent-run-r42";
+
+  /** The mirror's /16 on 443, a /24 inside it on 22 only, and the LLM gateway service. */
+  private static final List<dev.agentsandbox.policy.config.InternalDestination> INTERNAL =
+      List.of(
+          Specs.range("mirror", "10.20.0.0/16", 443),
+          Specs.range("mirror-ssh", "10.20.9.0/24", 22),
+          Specs.GATEWAY);
+
   private static final KubernetesBundle BUNDLE =
       new BundleFactory(Specs.config().withDualStack(true))
           .build(
-              Specs.spec("r42", List.of("10.20.0.0/16"), false),
-              Optional.of("gvisor"),
-              Optional.of("10.43.7.9"));
+              Specs.spec("r42", INTERNAL, false), Optional.of("gvisor"), Optional.of("10.43.7.9"));
 
   private static final Endpoint AGENT =
       Endpoint.pod(
@@ -58,6 +64,12 @@ class NetworkFenceReachabilityTest {
   private static final Endpoint OTHER_SANDBOX_PROXY =
       Endpoint.pod(
           "other-proxy", "agent-run-other", BundleFactory.proxyPodSelector("other"), "10.42.0.22");
+  private static final Endpoint GATEWAY =
+      Endpoint.pod("gateway", "platform", Map.of("app", "platform-gateway"), "10.42.0.40");
+  private static final Endpoint GATEWAY_LOOKALIKE =
+      Endpoint.pod("lookalike", "billing", Map.of("app", "platform-gateway"), "10.42.0.41");
+  private static final Endpoint PLATFORM_DATABASE =
+      Endpoint.pod("database", "platform", Map.of("app", "postgres"), "10.42.0.42");
   private static final Endpoint CONTROL_PLANE =
       Endpoint.pod("control-plane", "agent-sandbox", Map.of("app", "agent-sandbox"), "10.42.0.30");
 
@@ -135,6 +147,45 @@ class NetworkFenceReachabilityTest {
             true),
         row("proxy reaches a declared internal range", PROXY, ip("10.20.0.7"), 443, "TCP", true),
         row(
+            "proxy cannot reach a declared range on a port it does not list",
+            PROXY,
+            ip("10.20.0.7"),
+            22,
+            "TCP",
+            false),
+        row(
+            "overlapping ranges: the /24's port inside the /24",
+            PROXY,
+            ip("10.20.9.7"),
+            22,
+            "TCP",
+            true),
+        row(
+            "overlapping ranges: the /24's port does not spill over the /16",
+            PROXY,
+            ip("10.20.10.7"),
+            22,
+            "TCP",
+            false),
+        row("proxy reaches the gateway's pods on their port", PROXY, GATEWAY, 8080, "TCP", true),
+        row("proxy cannot reach the gateway's pods on another", PROXY, GATEWAY, 22, "TCP", false),
+        row("proxy cannot reach the gateway's pods over UDP", PROXY, GATEWAY, 8080, "UDP", false),
+        row(
+            "proxy cannot reach a pod with the gateway's labels in another namespace",
+            PROXY,
+            GATEWAY_LOOKALIKE,
+            8080,
+            "TCP",
+            false),
+        row(
+            "proxy cannot reach another pod in the gateway's namespace",
+            PROXY,
+            PLATFORM_DATABASE,
+            8080,
+            "TCP",
+            false),
+        row("the agent cannot reach the gateway itself", AGENT, GATEWAY, 8080, "TCP", false),
+        row(
             "proxy cannot reach 10/8 outside the declared range",
             PROXY,
             ip("10.21.0.1"),
@@ -195,6 +246,37 @@ class NetworkFenceReachabilityTest {
     assertThat(reachability.canReach(from, to, port, protocol)).as(name).isEqualTo(expected);
   }
 
+  /**
+   * Two runs of agents with different internal destinations: each proxy reaches its own agent's and
+   * not the other's, so a destination never leaks from one agent's scope to another's.
+   */
+  @Test
+  void eachRunsProxyReachesOnlyItsOwnAgentsDestinations() {
+    KubernetesBundle other =
+        new BundleFactory(Specs.config())
+            .build(
+                Specs.spec("r43", List.of(Specs.range("build-cache", "10.30.0.0/24", 6379)), false),
+                Optional.of("gvisor"),
+                Optional.of("10.43.7.10"));
+    List<NetworkPolicy> both =
+        Stream.concat(policies(BUNDLE).stream(), policies(other).stream()).toList();
+    PolicyReachability reachability = new PolicyReachability(both);
+    Endpoint otherProxy =
+        Endpoint.pod(
+            "proxy-r43",
+            "agent-run-r43",
+            other
+                .get(io.fabric8.kubernetes.api.model.Pod.class, BundleFactory.PROXY)
+                .getMetadata()
+                .getLabels(),
+            "10.42.0.50");
+    assertThat(reachability.canReach(otherProxy, ip("10.30.0.5"), 6379, "TCP")).isTrue();
+    assertThat(reachability.canReach(PROXY, ip("10.30.0.5"), 6379, "TCP")).isFalse();
+    assertThat(reachability.canReach(otherProxy, GATEWAY, 8080, "TCP")).isFalse();
+    assertThat(reachability.canReach(otherProxy, ip("10.20.0.7"), 443, "TCP")).isFalse();
+    assertThat(reachability.canReach(PROXY, GATEWAY, 8080, "TCP")).isTrue();
+  }
+
   @Test
   void singleStackPolicyHasNoIpv6Block() {
     KubernetesBundle single =
@@ -216,7 +298,7 @@ class NetworkFenceReachabilityTest {
                         List.of("203.0.113.0/24", "10.20.5.0/24", "2001:db8:7::/48"),
                         List.of("198.51.100.10/32")))
             .build(
-                Specs.spec("r42", List.of("10.20.0.0/16"), false),
+                Specs.spec("r42", INTERNAL, false),
                 Optional.of("gvisor"),
                 Optional.of("10.43.7.9"));
     PolicyReachability reachability = new PolicyReachability(policies(fenced));

@@ -117,7 +117,7 @@ final class VmLayout {
             placement.hostAddress() + ":" + config.proxyPort(),
             forRun.allow(),
             forRun.instanceAllow(),
-            forRun.internalCidrs(),
+            forRun.internal(),
             forRun.hosts(),
             forRun.dnsServer(),
             forRun.runId(),

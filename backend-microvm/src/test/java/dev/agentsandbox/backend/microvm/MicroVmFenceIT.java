@@ -386,7 +386,9 @@ class MicroVmFenceIT {
         new RunEgress(
             AllowList.parse(List.of("upstream.test:" + drill.upstreamPort())),
             Optional.empty(),
-            List.of(FenceDrill.UPSTREAM_CIDR),
+            List.of(
+                dev.agentsandbox.policy.config.InternalDestination.range(
+                    "upstream", FenceDrill.UPSTREAM_CIDR, drill.upstreamPort())),
             Map.of("upstream.test", List.of(FenceDrill.UPSTREAM_ADDRESS)));
     // A's rows need B's addresses (known once B is launched) and A's own tap address, which the
     // script reads from its default route; rows judged on the host read A's placement later.

@@ -16,6 +16,7 @@ import java.util.TreeMap;
  * @param resources resource limits
  * @param credentials the credentials each run gets, by name, each minted for the run alone
  * @param outputs how much of the run's {@code /workspace/out} is kept for review
+ * @param internal the internal destinations its runs may reach, by name, each with its ports
  */
 public record AgentSettings(
     AllowList allow,
@@ -24,7 +25,8 @@ public record AgentSettings(
     int ttlSeconds,
     Resources resources,
     SortedMap<String, CredentialSpec> credentials,
-    OutputLimits outputs) {
+    OutputLimits outputs,
+    SortedMap<String, InternalDestination> internal) {
   /** The hard cap on a run's lifetime: four hours. */
   public static final int MAX_TTL_SECONDS = 4 * 60 * 60;
 
@@ -47,14 +49,33 @@ public record AgentSettings(
           }
         });
     Objects.requireNonNull(outputs, "outputs");
+    internal = Collections.unmodifiableSortedMap(new TreeMap<>(internal));
+    internal.forEach(
+        (name, destination) -> {
+          if (!name.equals(destination.name())) {
+            throw new IllegalArgumentException("destination " + name + " is keyed by another name");
+          }
+        });
     if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
       throw new IllegalArgumentException("ttl_seconds out of range: " + ttlSeconds);
     }
   }
 
-  /** Settings without credentials and with the default output caps. */
+  /** Settings without credentials, internal destinations, and with the default output caps. */
   public AgentSettings(
       AllowList allow, String image, String scope, int ttlSeconds, Resources resources) {
     this(allow, image, scope, ttlSeconds, resources, new TreeMap<>(), OutputLimits.DEFAULT);
+  }
+
+  /** Settings without internal destinations. */
+  public AgentSettings(
+      AllowList allow,
+      String image,
+      String scope,
+      int ttlSeconds,
+      Resources resources,
+      SortedMap<String, CredentialSpec> credentials,
+      OutputLimits outputs) {
+    this(allow, image, scope, ttlSeconds, resources, credentials, outputs, new TreeMap<>());
   }
 }

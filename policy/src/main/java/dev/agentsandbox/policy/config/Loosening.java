@@ -41,7 +41,15 @@ public record Loosening(String path, Kind kind, String detail) {
     /** A credential is now also delivered in the environment, visible to every process. */
     CREDENTIAL_IN_ENV,
     /** More of a run's outputs is kept (bytes or files). */
-    OUTPUTS_RAISED;
+    OUTPUTS_RAISED,
+    /** An agent's runs may reach an internal destination they could not reach before. */
+    INTERNAL_DESTINATION_ADDED,
+    /** An internal destination covers more: a wider or moved range, another service selector. */
+    INTERNAL_DESTINATION_WIDENED,
+    /** An internal destination is reachable on a port it was not reachable on before. */
+    INTERNAL_PORT_ADDED,
+    /** {@code internal_widest} allows agents' internal ranges to cover more addresses. */
+    INTERNAL_WIDEST_RAISED;
 
     /** The name used in documents, audit rows and metric labels. */
     public String wireName() {

@@ -95,10 +95,11 @@ class RunApiIT {
             {"enabled": true, "backend": "docker", "reason": "RunApiIT",
              "agents": {
                "helper": {"allow": ["upstream.test:%d"], "image": "%s", "ttl_seconds": 120,
-                          "resources": {"cpus": 1, "memory_mb": 256, "pids": 128}},
+                          "resources": {"cpus": 1, "memory_mb": 256, "pids": 128},
+                          "internal": {"upstream": {"cidr": "%s/32", "ports": [%d]}}},
                "slow": {"allow": [], "image": "%s", "ttl_seconds": 3}}}
             """
-                .formatted(upstream.port(), IMAGE, IMAGE),
+                .formatted(upstream.port(), IMAGE, UpstreamDrill.ADDRESS, upstream.port(), IMAGE),
             "If-Match",
             "\"0\"");
     assertThat(put.path("version").asLong()).as(put.toString()).isEqualTo(1);
@@ -110,9 +111,7 @@ class RunApiIT {
         store,
         new RunWiring(
             List.of(new DockerBackend(docker, DockerBackendConfig.defaults())),
-            new OperatorEgress(
-                List.of(UpstreamDrill.ADDRESS + "/32"),
-                Map.of("upstream.test", List.of(UpstreamDrill.ADDRESS))),
+            new OperatorEgress(Map.of("upstream.test", List.of(UpstreamDrill.ADDRESS))),
             RunSettings.defaults(instanceId),
             RunWiring.every(Duration.ofHours(1))));
   }

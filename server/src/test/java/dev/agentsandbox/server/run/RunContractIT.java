@@ -193,9 +193,7 @@ class RunContractIT {
                 store,
                 new RunWiring(
                     List.of(backend),
-                    new OperatorEgress(
-                        List.of(UpstreamDrill.ADDRESS + "/32"),
-                        Map.of("upstream.test", List.of(UpstreamDrill.ADDRESS))),
+                    new OperatorEgress(Map.of("upstream.test", List.of(UpstreamDrill.ADDRESS))),
                     RunSettings.defaults("contractit" + System.nanoTime()),
                     RunWiring.every(Duration.ofHours(1)),
                     new RunContractServices.Config(
@@ -216,9 +214,16 @@ class RunContractIT {
           """
           {"enabled": true, "backend": "%s", "reason": "RunContractIT",
            "agents": {"worker": {"allow": ["upstream.test:%d"], "image": "%s", "ttl_seconds": %d,
-             "credentials": {"self": {"source": "run-token"}}}}}
+             "credentials": {"self": {"source": "run-token"}},
+             "internal": {"upstream": {"cidr": "%s/32", "ports": [%d]}}}}}
           """
-              .formatted(backend.name(), upstream.port(), IMAGE, runWithin.toSeconds()),
+              .formatted(
+                  backend.name(),
+                  upstream.port(),
+                  IMAGE,
+                  runWithin.toSeconds(),
+                  UpstreamDrill.ADDRESS,
+                  upstream.port()),
           "If-Match",
           "\"0\"");
 
