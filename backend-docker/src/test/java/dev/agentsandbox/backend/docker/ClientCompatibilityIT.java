@@ -16,6 +16,7 @@ import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.Resources;
+import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.RunEgress;
 import java.io.IOException;
 import java.io.InputStream;
@@ -132,7 +133,7 @@ class ClientCompatibilityIT {
                     "pypi.test:" + tlsPort,
                     "git.test:" + tlsPort)),
             Optional.empty(),
-            List.of(CompatUpstream.CIDR),
+            List.of(InternalDestination.range("compat", CompatUpstream.CIDR, httpPort, tlsPort)),
             Map.of("web.test", address, "pypi.test", address, "git.test", address));
     Map<String, String> env = new LinkedHashMap<>();
     env.put("ASB_ROUNDS", Integer.toString(ROUNDS));
