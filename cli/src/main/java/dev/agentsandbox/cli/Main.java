@@ -22,7 +22,8 @@ import picocli.CommandLine.Command;
       "0:success",
       "1:the operation failed (the message says why)",
       "2:the command line was wrong",
-      "121-125:run only: lost, backend failure, killed, timed out, refused (run --help)"
+      "120-125:run only: artifacts not saved, lost, backend failure, killed, timed out, refused"
+          + " (run --help)"
     },
     footerHeading = "%nExamples:%n",
     footer = {
@@ -34,6 +35,7 @@ import picocli.CommandLine.Command;
     subcommands = {
       RunCommand.Run.class,
       RunsCommand.class,
+      ArtifactsCommand.class,
       RunCommand.Plan.class,
       ConfigCommand.class,
       LoginCommand.class,
