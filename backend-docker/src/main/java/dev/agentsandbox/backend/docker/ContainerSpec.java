@@ -24,6 +24,7 @@ import java.util.TreeMap;
  * @param runtime the OCI runtime ({@code runsc}, {@code runc})
  * @param network the network it is created on
  * @param tmpfs writable tmpfs mounts, path to mount options
+ * @param mounts the run's own volumes mounted into it
  * @param memoryBytes the memory cap, swap included
  * @param nanoCpus the CPU cap in billionths of a core
  * @param pidsLimit the most processes and threads at once
@@ -40,6 +41,7 @@ record ContainerSpec(
     String runtime,
     String network,
     Map<String, String> tmpfs,
+    List<VolumeSpec.Mount> mounts,
     long memoryBytes,
     long nanoCpus,
     long pidsLimit) {
@@ -64,6 +66,7 @@ record ContainerSpec(
     Objects.requireNonNull(runtime, "runtime");
     Objects.requireNonNull(network, "network");
     tmpfs = Map.copyOf(tmpfs);
+    mounts = List.copyOf(mounts);
   }
 
   /** {@code KEY=value} strings, as Docker takes them. */
@@ -89,6 +92,7 @@ record ContainerSpec(
         runtime,
         network,
         tmpfs,
+        mounts,
         memoryBytes,
         nanoCpus,
         pidsLimit);
@@ -107,6 +111,7 @@ record ContainerSpec(
     host.put("ReadonlyRootfs", true);
     host.put("Tmpfs", new TreeMap<>(tmpfs));
     host.put("Binds", List.of());
+    host.put("Mounts", mounts.stream().map(VolumeSpec.Mount::body).toList());
     host.put("Memory", memoryBytes);
     host.put("MemorySwap", memoryBytes);
     host.put("NanoCpus", nanoCpus);

@@ -46,6 +46,12 @@ public final class DockerBackend implements SandboxBackend {
     return NAME;
   }
 
+  /** Credentials arrive as 0400 files on a per-run tmpfs volume; see {@link RunLayout}. */
+  @Override
+  public boolean deliversCredentials() {
+    return true;
+  }
+
   @Override
   public Probe probe() {
     Info info;

@@ -5,6 +5,8 @@ import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.LogConfig;
+import com.github.dockerjava.api.model.Mount;
+import com.github.dockerjava.api.model.MountType;
 
 /** Turns {@link NetworkSpec} and {@link ContainerSpec} into docker-java calls, field for field. */
 final class DockerCommands {
@@ -26,6 +28,18 @@ final class DockerCommands {
         .getId();
   }
 
+  /** Creates the volume and returns its name. */
+  static String createVolume(DockerClient client, VolumeSpec spec) {
+    return client
+        .createVolumeCmd()
+        .withName(spec.name())
+        .withDriver("local")
+        .withDriverOpts(spec.driverOptions())
+        .withLabels(spec.labels())
+        .exec()
+        .getName();
+  }
+
   /** Creates the container (without starting it) and returns its id. */
   static String createContainer(DockerClient client, ContainerSpec spec) {
     HostConfig host =
@@ -37,6 +51,16 @@ final class DockerCommands {
             .withSecurityOpts(ContainerSpec.SECURITY_OPT)
             .withReadonlyRootfs(true)
             .withTmpFs(spec.tmpfs())
+            .withMounts(
+                spec.mounts().stream()
+                    .map(
+                        m ->
+                            new Mount()
+                                .withType(MountType.VOLUME)
+                                .withSource(m.volume())
+                                .withTarget(m.target())
+                                .withReadOnly(m.readOnly()))
+                    .toList())
             .withMemory(spec.memoryBytes())
             .withMemorySwap(spec.memoryBytes())
             .withNanoCPUs(spec.nanoCpus())

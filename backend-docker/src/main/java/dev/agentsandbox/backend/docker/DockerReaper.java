@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend.docker;
 
 import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Network;
 import dev.agentsandbox.backend.Labels;
@@ -14,9 +15,9 @@ import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
- * Removes the containers and networks of runs that are over, found by label alone, so that it also
- * cleans up after a control plane that crashed mid-run. Never touches anything without {@link
- * Labels#MANAGED_BY}{@code =}{@link Labels#MANAGER}.
+ * Removes the containers, volumes and networks of runs that are over, found by label alone, so that
+ * it also cleans up after a control plane that crashed mid-run. Never touches anything without
+ * {@link Labels#MANAGED_BY}{@code =}{@link Labels#MANAGER}.
  */
 final class DockerReaper {
   private final DockerClient client;
@@ -30,6 +31,7 @@ final class DockerReaper {
     List<String> problems = new ArrayList<>();
     List<Container> containers;
     List<Network> networks;
+    List<InspectVolumeResponse> volumes;
     try {
       containers =
           client
@@ -42,6 +44,13 @@ final class DockerReaper {
               .listNetworksCmd()
               .withFilter("label", List.of(Labels.MANAGED_BY + "=" + Labels.MANAGER))
               .exec();
+      List<InspectVolumeResponse> listed =
+          client
+              .listVolumesCmd()
+              .withFilter("label", List.of(Labels.MANAGED_BY + "=" + Labels.MANAGER))
+              .exec()
+              .getVolumes();
+      volumes = listed == null ? List.of() : listed;
     } catch (RuntimeException e) {
       return new ReapReport(
           List.of(), List.of("listing labelled resources: " + DockerErrors.describe(e)));
@@ -61,6 +70,29 @@ final class DockerReaper {
           problems.add(
               "removing container "
                   + container.getId()
+                  + " of run "
+                  + runId
+                  + ": "
+                  + DockerErrors.describe(e));
+        }
+      }
+    }
+    // After the containers: Docker refuses to remove a volume a container still uses.
+    for (InspectVolumeResponse volume : volumes) {
+      Map<String, String> labels = volume.getLabels() == null ? Map.of() : volume.getLabels();
+      String runId = labels.getOrDefault(Labels.RUN_ID, "");
+      if (!Labels.MANAGER.equals(labels.get(Labels.MANAGED_BY))
+          || !over(labels, runId, now, isLive)) {
+        continue;
+      }
+      try {
+        client.removeVolumeCmd(volume.getName()).exec();
+        removed.add(runId);
+      } catch (RuntimeException e) {
+        if (!DockerErrors.alreadyDone(e)) {
+          problems.add(
+              "removing volume "
+                  + volume.getName()
                   + " of run "
                   + runId
                   + ": "

@@ -6,25 +6,32 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.WaitResponse;
 import dev.agentsandbox.backend.Completion;
+import dev.agentsandbox.backend.RunContract;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxException;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
 import dev.agentsandbox.backend.UnableToTearDownSandboxException;
+import java.io.ByteArrayInputStream;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One run's containers and networks on a Docker daemon. Created by {@link DockerBackend#launch},
- * which calls {@link #start}; thread-safe as {@link Sandbox} requires.
+ * One run's volumes, containers and networks on a Docker daemon. Created by {@link
+ * DockerBackend#launch}, which calls {@link #start}; thread-safe as {@link Sandbox} requires.
  */
 final class DockerSandbox implements Sandbox {
   /** How long the workload's and the proxy's output may take to drain once they stopped. */
@@ -44,6 +51,8 @@ final class DockerSandbox implements Sandbox {
   private volatile String proxyId;
   private volatile WorkloadOutput agentOutput;
   private volatile ProxyOutput proxyOutput;
+  private volatile Path collected;
+  private volatile String outputsProblem;
 
   DockerSandbox(
       DockerClient client,
@@ -60,10 +69,17 @@ final class DockerSandbox implements Sandbox {
     this.hardDeadline = hardDeadline;
   }
 
-  /** Creates the fence, the proxy and the workload, in that order; removes all on failure. */
+  /**
+   * Creates the volumes, the fence, the proxy and the workload, in that order, delivering the
+   * credentials and the empty output folder before the workload starts; removes all on failure.
+   */
   void start(Duration proxyReadyTimeout) {
-    String step = "creating network " + layout.fenceName();
+    String step = "creating volume " + layout.workspaceName();
     try {
+      DockerCommands.createVolume(client, layout.workspace());
+      step = "creating volume " + layout.credentialsName();
+      DockerCommands.createVolume(client, layout.credentials());
+      step = "creating network " + layout.fenceName();
       networks.add(DockerCommands.createNetwork(client, layout.fence()));
       step = "creating network " + layout.egressName();
       networks.add(DockerCommands.createNetwork(client, layout.egress()));
@@ -90,11 +106,17 @@ final class DockerSandbox implements Sandbox {
                 + proxyOutput.lastErrors());
       }
       String proxyAddress = addressOn(proxyId, layout.fenceName());
+      // The workload mounts the credentials read-only and Docker refuses to copy into a read-only
+      // mount, so they go in through the proxy's writable mount of the same volume.
+      step = "copying the run's credentials into volume " + layout.credentialsName();
+      copyInto(proxyId, RunLayout.PROXY_CREDENTIALS, layout.credentialsArchive());
 
       ContainerSpec agent = layout.agent(proxyAddress);
       step = "creating workload container " + agent.name() + " from image " + agent.image();
       agentId = DockerCommands.createContainer(client, agent);
       containers.add(agentId);
+      step = "creating " + RunContract.OUT_DIR + " in workload container " + agent.name();
+      copyInto(agentId, RunContract.WORKSPACE, layout.outFolderArchive());
       step = "starting workload container " + agent.name() + " under " + runtime;
       client.startContainerCmd(agentId).exec();
       agentOutput = follow(agentId, new WorkloadOutput(listener));
@@ -106,6 +128,64 @@ final class DockerSandbox implements Sandbox {
       teardownQuietly();
       throw new UnableToLaunchSandboxException(
           step + " for run " + runId + ": " + DockerErrors.describe(e) + hint(e), e);
+    }
+  }
+
+  private void copyInto(String containerId, String path, byte[] tar) {
+    client
+        .copyArchiveToContainerCmd(containerId)
+        .withRemotePath(path)
+        .withTarInputStream(new ByteArrayInputStream(tar))
+        .withNoOverwriteDirNonDir(true)
+        .exec();
+  }
+
+  /**
+   * Reads the stopped workload's {@link RunContract#OUT_DIR} through the daemon's archive API into
+   * a private temporary file, while the proxy still holds the workspace volume mounted (stopping
+   * the proxy unmounts the tmpfs and loses it). At most the workspace's size.
+   */
+  private synchronized void collectOutputs() {
+    if (agentId == null || collected != null) {
+      return;
+    }
+    try {
+      Path file = Files.createTempFile("asb-" + runId + "-out", ".tar");
+      collected = file;
+      try (InputStream in =
+          client.copyArchiveFromContainerCmd(agentId, RunContract.OUT_DIR).exec()) {
+        Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+      }
+    } catch (IOException | RuntimeException e) {
+      outputsProblem =
+          "reading "
+              + RunContract.OUT_DIR
+              + " of run "
+              + runId
+              + ": "
+              + (e instanceof RuntimeException r ? DockerErrors.describe(r) : e.getMessage())
+              + " (did the workload remove the folder?)";
+    }
+  }
+
+  /**
+   * The workload's {@link RunContract#OUT_DIR} as collected when it stopped ({@link #await}; read
+   * now if it was not): a tar whose top folder is {@code out}.
+   */
+  @Override
+  public Optional<InputStream> outputs() {
+    collectOutputs();
+    if (outputsProblem != null) {
+      throw new SandboxException(outputsProblem);
+    }
+    if (collected == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(Files.newInputStream(collected));
+    } catch (IOException e) {
+      throw new SandboxException(
+          "reading the collected outputs of run " + runId + ": " + e.getMessage(), e);
     }
   }
 
@@ -183,6 +263,7 @@ final class DockerSandbox implements Sandbox {
       killContainer(agentId);
     }
     OptionalInt status = exitStatusOnceStopped();
+    collectOutputs();
     drain();
     if (killed.get()) {
       return new Completion(Completion.End.KILLED, status, "killed on request");
@@ -274,6 +355,16 @@ final class DockerSandbox implements Sandbox {
         }
       }
     }
+    // Both names, not only the volumes created: a launch cut short may have created one unseen.
+    for (String name : List.of(layout.workspaceName(), layout.credentialsName())) {
+      try {
+        client.removeVolumeCmd(name).exec();
+      } catch (RuntimeException e) {
+        if (!DockerErrors.alreadyDone(e)) {
+          problems.add("volume " + name + ": " + DockerErrors.describe(e));
+        }
+      }
+    }
     for (String id : List.copyOf(networks)) {
       try {
         client.removeNetworkCmd(id).exec();
@@ -281,6 +372,14 @@ final class DockerSandbox implements Sandbox {
         if (!DockerErrors.alreadyDone(e)) {
           problems.add("network " + id + ": " + DockerErrors.describe(e));
         }
+      }
+    }
+    Path file = collected;
+    if (file != null) {
+      try {
+        Files.deleteIfExists(file);
+      } catch (IOException e) {
+        problems.add("collected outputs " + file + ": " + e.getMessage());
       }
     }
     if (!problems.isEmpty()) {

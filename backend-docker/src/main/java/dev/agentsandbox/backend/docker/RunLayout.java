@@ -4,20 +4,30 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Manifest;
+import dev.agentsandbox.backend.RunContract;
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.config.ProxyPolicy;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
 /**
  * The Docker objects of one run, derived from its spec alone: the fenced private network, the
  * network that leads out, the proxy container (on both) and the workload container (on the private
- * network only). The plan and the launch both read them from here, so what a plan shows is what a
- * launch creates.
+ * network only), and two tmpfs volumes for the workspace and the credentials. The plan and the
+ * launch both read them from here, so what a plan shows is what a launch creates.
  */
 final class RunLayout {
   /** Stands for the proxy's address on the private network, which Docker assigns at launch. */
@@ -35,6 +45,22 @@ final class RunLayout {
   /** Only the proxy sits on the way-out network; nothing else should talk across it. */
   static final Map<String, String> EGRESS_OPTIONS =
       Map.of("com.docker.network.bridge.enable_icc", "false");
+
+  /**
+   * Where the proxy mounts the run's two volumes. A tmpfs volume is unmounted, and its content
+   * lost, once no running container uses it; the proxy runs for the whole run, so it holds them. It
+   * runs under another uid than the workload and has no capabilities, so it can neither read nor
+   * write the workload's 0700 workspace or its 0500 credentials folder.
+   */
+  static final String PROXY_HOLD = "/run/asb-hold";
+
+  /** Where the proxy mounts the credentials volume, writable: the daemon copies them in there. */
+  static final String PROXY_CREDENTIALS = PROXY_HOLD + "/credentials";
+
+  /** Where the proxy mounts the workspace volume, read-only. */
+  static final String PROXY_WORKSPACE = PROXY_HOLD + "/workspace";
+
+  private static final int CREDENTIALS_MB = 1;
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -56,6 +82,32 @@ final class RunLayout {
     return "asb-" + spec.runId() + "-egress";
   }
 
+  String workspaceName() {
+    return "asb-" + spec.runId() + "-workspace";
+  }
+
+  String credentialsName() {
+    return "asb-" + spec.runId() + "-credentials";
+  }
+
+  /** The workload's {@link RunContract#WORKSPACE}: a tmpfs only the workload's user can enter. */
+  VolumeSpec workspace() {
+    return VolumeSpec.tmpfs(
+        workspaceName(), config.tmpfsMb(), config.workloadUser(), "0700", spec.labels());
+  }
+
+  /** The run's {@link RunContract#CREDENTIALS_DIR}: a tmpfs the workload's user can only read. */
+  VolumeSpec credentials() {
+    return VolumeSpec.tmpfs(
+        credentialsName(), CREDENTIALS_MB, config.workloadUser(), "0500", spec.labels());
+  }
+
+  /** The proxy's {@code uid:gid}: never the workload's, so it cannot open the workload's files. */
+  String proxyUser() {
+    String uid = config.workloadUser().split(":", 2)[0];
+    return uid.equals("65533") ? "65532:65532" : "65533:65533";
+  }
+
   NetworkSpec fence() {
     return new NetworkSpec(fenceName(), true, FENCE_OPTIONS, spec.labels());
   }
@@ -75,11 +127,14 @@ final class RunLayout {
         List.of(),
         env,
         java.util.Set.of(),
-        config.workloadUser(),
+        proxyUser(),
         spec.labels(),
         "runc",
         fenceName(),
         Map.of("/tmp", "rw,noexec,nosuid,nodev,size=16m,mode=1777"),
+        List.of(
+            new VolumeSpec.Mount(workspaceName(), PROXY_WORKSPACE, true),
+            new VolumeSpec.Mount(credentialsName(), PROXY_CREDENTIALS, false)),
         config.proxyMemoryMb() * 1024L * 1024L,
         1_000_000_000L,
         512);
@@ -89,24 +144,42 @@ final class RunLayout {
   ContainerSpec agent(String proxyAddress) {
     String proxyUrl = "http://" + proxyAddress + ":" + config.proxyPort();
     Map<String, String> env = new LinkedHashMap<>(new TreeMap<>(spec.env()));
+    Set<String> secret = new HashSet<>(spec.env().keySet());
+    for (RunCredential credential : spec.credentials()) {
+      credential
+          .env()
+          .ifPresent(
+              key -> {
+                env.put(key, credential.value());
+                secret.add(key);
+              });
+    }
     // Both spellings: curl reads only the lower-case http_proxy, most other tools either.
     for (String key : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
       env.put(key, proxyUrl);
     }
     env.put("NO_PROXY", "");
     env.put("no_proxy", "");
+    env.put(RunContract.OUT_ENV, RunContract.OUT_DIR);
+    env.put(RunContract.CREDENTIALS_ENV, RunContract.CREDENTIALS_DIR);
+    for (String key : List.of(RunContract.OUT_ENV, RunContract.CREDENTIALS_ENV)) {
+      secret.remove(key);
+    }
     return new ContainerSpec(
         "asb-" + spec.runId() + "-agent",
         spec.image(),
         List.of(),
         spec.command(),
         env,
-        spec.env().keySet(),
+        secret,
         config.workloadUser(),
         spec.labels(),
         runtime,
         fenceName(),
         Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
+        List.of(
+            new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
+            new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true)),
         spec.resources().memoryMb() * 1024L * 1024L,
         Math.round(spec.resources().cpus() * 1_000_000_000d),
         spec.resources().pids());
@@ -122,9 +195,72 @@ final class RunLayout {
     }
   }
 
+  /**
+   * The run's credentials as a tar of plain files, each mode 0400 and owned by the workload's user;
+   * the daemon extracts it into the proxy's writable mount of the credentials volume.
+   */
+  byte[] credentialsArchive() {
+    String[] ids = config.workloadUser().split(":", 2);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
+      for (RunCredential credential : spec.credentials()) {
+        byte[] value = credential.value().getBytes(StandardCharsets.UTF_8);
+        TarArchiveEntry entry = new TarArchiveEntry(credential.name());
+        entry.setMode(0100400);
+        entry.setIds(Integer.parseInt(ids[0]), Integer.parseInt(ids[1]));
+        entry.setSize(value.length);
+        tar.putArchiveEntry(entry);
+        tar.write(value);
+        tar.closeArchiveEntry();
+      }
+      tar.finish();
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing a tar to memory cannot fail", e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /** An empty {@code out/} folder owned by the workload's user, copied onto the workspace. */
+  byte[] outFolderArchive() {
+    String[] ids = config.workloadUser().split(":", 2);
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
+      TarArchiveEntry entry = new TarArchiveEntry(RunContract.OUT_ARCHIVE_FOLDER + "/");
+      entry.setMode(040700);
+      entry.setIds(Integer.parseInt(ids[0]), Integer.parseInt(ids[1]));
+      tar.putArchiveEntry(entry);
+      tar.closeArchiveEntry();
+      tar.finish();
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing a tar to memory cannot fail", e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /** What the credentials copy writes: names, modes and owner, never a value. */
+  private Map<String, Object> credentialsCopy(String proxyName) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("Container", proxyName);
+    body.put("Path", PROXY_CREDENTIALS);
+    body.put("Volume", credentialsName());
+    body.put("Owner", config.workloadUser());
+    body.put("Mode", "0400");
+    body.put("Files", spec.credentials().stream().map(RunCredential::name).sorted().toList());
+    body.put(
+        "Env",
+        spec.credentials().stream()
+            .filter(c -> c.env().isPresent())
+            .map(c -> c.env().orElseThrow() + "=<redacted>")
+            .sorted()
+            .toList());
+    return body;
+  }
+
   /** Everything in creation order, as {@link DockerBackend#launch} creates it. */
   SandboxPlan plan(Isolation isolation) {
     List<Manifest> manifests = new ArrayList<>();
+    manifests.add(new Manifest("volume", workspaceName(), workspace().body()));
+    manifests.add(new Manifest("volume", credentialsName(), credentials().body()));
     manifests.add(new Manifest("network", fenceName(), fence().body()));
     manifests.add(new Manifest("network", egressName(), egress().body()));
     ContainerSpec proxy = proxy();
@@ -133,8 +269,16 @@ final class RunLayout {
     connect.put("Container", proxy.name());
     connect.put("Network", egressName());
     manifests.add(new Manifest("network-connect", egressName(), connect));
+    manifests.add(
+        new Manifest("credentials-copy", credentialsName(), credentialsCopy(proxy.name())));
     ContainerSpec agent = agent(PROXY_ADDRESS_PLACEHOLDER);
     manifests.add(new Manifest("container", agent.name(), agent.body()));
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("Container", agent.name());
+    out.put("Path", RunContract.OUT_DIR);
+    out.put("Owner", config.workloadUser());
+    out.put("Mode", "0700");
+    manifests.add(new Manifest("workspace-out", workspaceName(), out));
     return new SandboxPlan(DockerBackend.NAME, runtime, isolation, manifests);
   }
 }

@@ -149,8 +149,8 @@ final class DockerItSupport {
   }
 
   /**
-   * Names of every container and network carrying our managed-by label and a test run's id (runs of
-   * a control plane sharing the daemon are not the tests' business).
+   * Names of every container, network and volume carrying our managed-by label and a test run's id
+   * (runs of a control plane sharing the daemon are not the tests' business).
    */
   static List<String> labelledResources(DockerClient client) {
     List<String> found = new ArrayList<>();
@@ -169,6 +169,17 @@ final class DockerItSupport {
         .stream()
         .filter(n -> isTestRun(n.getLabels()))
         .forEach(n -> found.add("network " + n.getName()));
+    List<com.github.dockerjava.api.command.InspectVolumeResponse> volumes =
+        client
+            .listVolumesCmd()
+            .withFilter("label", List.of(Labels.MANAGED_BY + "=" + Labels.MANAGER))
+            .exec()
+            .getVolumes();
+    if (volumes != null) {
+      volumes.stream()
+          .filter(v -> isTestRun(v.getLabels()))
+          .forEach(v -> found.add("volume " + v.getName()));
+    }
     return found;
   }
 

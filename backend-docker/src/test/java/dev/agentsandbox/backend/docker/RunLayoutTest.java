@@ -7,11 +7,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Manifest;
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -19,6 +21,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -88,7 +92,9 @@ class RunLayoutTest {
                             "http_proxy",
                             "https_proxy",
                             "NO_PROXY",
-                            "no_proxy"))),
+                            "no_proxy",
+                            "AGENT_SANDBOX_OUT",
+                            "AGENT_SANDBOX_CREDENTIALS"))),
         row("carries the run's labels", agent, a -> a.labels().equals(spec().labels())));
   }
 
@@ -136,14 +142,20 @@ class RunLayoutTest {
     assertThat(plan.manifests())
         .extracting(Manifest::kind, Manifest::name)
         .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("volume", "asb-r1-workspace"),
+            org.assertj.core.groups.Tuple.tuple("volume", "asb-r1-credentials"),
             org.assertj.core.groups.Tuple.tuple("network", "asb-r1-fence"),
             org.assertj.core.groups.Tuple.tuple("network", "asb-r1-egress"),
             org.assertj.core.groups.Tuple.tuple("container", "asb-r1-proxy"),
             org.assertj.core.groups.Tuple.tuple("network-connect", "asb-r1-egress"),
-            org.assertj.core.groups.Tuple.tuple("container", "asb-r1-agent"));
+            org.assertj.core.groups.Tuple.tuple("credentials-copy", "asb-r1-credentials"),
+            org.assertj.core.groups.Tuple.tuple("container", "asb-r1-agent"),
+            org.assertj.core.groups.Tuple.tuple("workspace-out", "asb-r1-workspace"));
     assertThat(plan.runtime()).isEqualTo("runsc");
     for (Manifest manifest : plan.manifests()) {
-      if (!manifest.kind().equals("network-connect")) {
+      if (manifest.kind().equals("volume")
+          || manifest.kind().equals("network")
+          || manifest.kind().equals("container")) {
         @SuppressWarnings("unchecked")
         Map<String, String> labels =
             (Map<String, String>) ((Map<String, Object>) manifest.body()).get("Labels");
@@ -161,6 +173,114 @@ class RunLayoutTest {
   void thePlanNeverShowsTheRunsSecretValues() throws Exception {
     String json = new ObjectMapper().writeValueAsString(LAYOUT.plan(Isolation.GVISOR));
     assertThat(json).doesNotContain("s3cret-value").contains("API_TOKEN=<redacted>");
+  }
+
+  private static final RunLayout WITH_CREDENTIALS =
+      new RunLayout(
+          spec()
+              .withCredentials(
+                  List.of(
+                      new RunCredential(
+                          "gateway-jwt", "jwt-SECRET-1", Optional.of("GATEWAY_TOKEN"), EXPIRES),
+                      new RunCredential("aws", "aws-SECRET-2", Optional.empty(), EXPIRES))),
+          DockerBackendConfig.defaults(),
+          "runsc");
+
+  @Test
+  void theWorkspaceAndCredentialsAreTmpfsVolumesOwnedByTheWorkloadUser() {
+    assertThat(WITH_CREDENTIALS.workspace().driverOptions())
+        .containsEntry("type", "tmpfs")
+        .containsEntry("device", "tmpfs")
+        .containsEntry("o", "size=64m,uid=65534,gid=65534,mode=0700");
+    assertThat(WITH_CREDENTIALS.credentials().driverOptions())
+        .containsEntry("type", "tmpfs")
+        .containsEntry("o", "size=1m,uid=65534,gid=65534,mode=0500");
+    assertThat(WITH_CREDENTIALS.workspace().labels()).isEqualTo(spec().labels());
+    assertThat(WITH_CREDENTIALS.credentials().labels()).isEqualTo(spec().labels());
+  }
+
+  @Test
+  void theWorkloadMountsTheWorkspaceWritableAndTheCredentialsReadOnly() {
+    ContainerSpec agent = WITH_CREDENTIALS.agent("172.30.0.2");
+    assertThat(agent.mounts())
+        .containsExactlyInAnyOrder(
+            new VolumeSpec.Mount("asb-r1-workspace", "/workspace", false),
+            new VolumeSpec.Mount("asb-r1-credentials", "/run/agent-sandbox/credentials", true));
+    assertThat(agent.env())
+        .containsEntry("AGENT_SANDBOX_OUT", "/workspace/out")
+        .containsEntry("AGENT_SANDBOX_CREDENTIALS", "/run/agent-sandbox/credentials")
+        .containsEntry("GATEWAY_TOKEN", "jwt-SECRET-1");
+    assertThat(agent.env().values()).as("a credential without env").doesNotContain("aws-SECRET-2");
+  }
+
+  @Test
+  void theProxyHoldsBothVolumesUnderAnotherUserThanTheWorkload() {
+    ContainerSpec proxy = WITH_CREDENTIALS.proxy();
+    ContainerSpec agent = WITH_CREDENTIALS.agent("172.30.0.2");
+    assertThat(proxy.user()).isNotEqualTo(agent.user());
+    assertThat(proxy.user().split(":")[0]).isNotEqualTo(agent.user().split(":")[0]);
+    assertThat(proxy.mounts())
+        .extracting(VolumeSpec.Mount::volume)
+        .containsExactlyInAnyOrder("asb-r1-workspace", "asb-r1-credentials");
+    assertThat(proxy.mounts())
+        .extracting(VolumeSpec.Mount::target)
+        .noneMatch(t -> t.startsWith("/workspace") || t.startsWith("/run/agent-sandbox"));
+    DockerBackendConfig clash =
+        new DockerBackendConfig("p", 3128, "65533:65533", 64, 256, Duration.ofSeconds(1), "runsc");
+    assertThat(new RunLayout(spec(), clash, "runc").proxyUser()).startsWith("65532:");
+  }
+
+  @Test
+  void thePlanNamesTheCredentialsButNeverTheirValues() throws Exception {
+    SandboxPlan plan = WITH_CREDENTIALS.plan(Isolation.GVISOR);
+    String json = new ObjectMapper().writeValueAsString(plan);
+    assertThat(json)
+        .doesNotContain("jwt-SECRET-1")
+        .doesNotContain("aws-SECRET-2")
+        .contains("GATEWAY_TOKEN=<redacted>");
+    JsonNode copy =
+        new ObjectMapper()
+            .valueToTree(
+                plan.manifests().stream()
+                    .filter(m -> m.kind().equals("credentials-copy"))
+                    .findFirst()
+                    .orElseThrow()
+                    .body());
+    assertThat(copy.get("Files"))
+        .extracting(JsonNode::asText)
+        .containsExactly("aws", "gateway-jwt");
+    assertThat(copy.get("Mode").asText()).isEqualTo("0400");
+    assertThat(copy.get("Owner").asText()).isEqualTo("65534:65534");
+    assertThat(json).contains("\"Target\":\"/workspace\"");
+  }
+
+  @Test
+  void theCredentialsArchiveHoldsOneReadOnlyFileEachOwnedByTheWorkloadUser() throws Exception {
+    Map<String, String> found = new java.util.TreeMap<>();
+    try (TarArchiveInputStream tar =
+        new TarArchiveInputStream(
+            new java.io.ByteArrayInputStream(WITH_CREDENTIALS.credentialsArchive()))) {
+      for (TarArchiveEntry e = tar.getNextEntry(); e != null; e = tar.getNextEntry()) {
+        assertThat(e.isFile()).as(e.getName()).isTrue();
+        assertThat(e.getMode() & 07777).as(e.getName()).isEqualTo(0400);
+        assertThat(e.getLongUserId()).isEqualTo(65534);
+        assertThat(e.getLongGroupId()).isEqualTo(65534);
+        found.put(e.getName(), new String(tar.readAllBytes(), StandardCharsets.UTF_8));
+      }
+    }
+    assertThat(found)
+        .containsExactly(
+            Map.entry("aws", "aws-SECRET-2"), Map.entry("gateway-jwt", "jwt-SECRET-1"));
+    try (TarArchiveInputStream tar =
+        new TarArchiveInputStream(
+            new java.io.ByteArrayInputStream(WITH_CREDENTIALS.outFolderArchive()))) {
+      TarArchiveEntry out = tar.getNextEntry();
+      assertThat(out.getName()).isEqualTo("out/");
+      assertThat(out.isDirectory()).isTrue();
+      assertThat(out.getMode() & 07777).isEqualTo(0700);
+      assertThat(out.getLongUserId()).isEqualTo(65534);
+      assertThat(tar.getNextEntry()).isNull();
+    }
   }
 
   @Test
