@@ -75,8 +75,9 @@ final class RunCommand {
       description = {
         "Run a command in a sandbox: its output and refusals as they happen",
         "",
-        "The workload's output goes to stdout as it is produced (the backends combine stdout and"
-            + " stderr into one stream), each egress refusal to stderr as `denied: HOST:PORT"
+        "The workload's output goes to stdout as it is produced, its stderr to stderr where the"
+            + " backend keeps them apart (Docker; microVM and Kubernetes give one stream), each"
+            + " egress refusal to stderr as `denied: HOST:PORT"
             + " REASON`, and the command exits with the workload's exit status. Ctrl-C kills the"
             + " run (a second Ctrl-C stops waiting for it); --detach prints the run id and"
             + " returns at once; --json waits and prints the whole result as one JSON document."

@@ -18,7 +18,7 @@ final class TimelineView {
   static final List<String> HEADERS = List.of("TIME", "AUDIT ID", "KIND", "SUMMARY");
 
   /** Longest summary cell; the whole row is in {@code -o json}. */
-  static final int SUMMARY_WIDTH = 120;
+  static final int SUMMARY_WIDTH = 100;
 
   private static final String PREFIX = "agent_sandbox.";
 

@@ -566,7 +566,7 @@ class CliRunIT {
           "-s",
           "trail",
           "-x",
-          "150",
+          "160",
           "-y",
           "30",
           "env -u NO_COLOR PATH="
