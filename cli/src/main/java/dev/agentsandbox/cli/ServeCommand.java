@@ -247,6 +247,7 @@ final class ServeCommand implements Callable<Integer> {
 
   /** Opens the store, ensures the first admin token and starts listening. */
   Running start(PrintWriter out) {
+    WireLogs.silence();
     InetSocketAddress address =
         ListenAddress.parse(setting(listen, "AGENT_SANDBOX_LISTEN", "127.0.0.1:8080"));
     Path data =

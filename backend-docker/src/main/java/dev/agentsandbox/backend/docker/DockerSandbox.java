@@ -48,6 +48,7 @@ final class DockerSandbox implements Sandbox {
   private final List<String> networks = new CopyOnWriteArrayList<>();
   private final List<Closeable> streams = new CopyOnWriteArrayList<>();
   private volatile String agentId;
+  private volatile String imageId;
   private volatile String proxyId;
   private volatile WorkloadOutput agentOutput;
   private volatile ProxyOutput proxyOutput;
@@ -115,6 +116,8 @@ final class DockerSandbox implements Sandbox {
       step = "creating workload container " + agent.name() + " from image " + agent.image();
       agentId = DockerCommands.createContainer(client, agent);
       containers.add(agentId);
+      step = "reading the image id of workload container " + agent.name();
+      imageId = client.inspectContainerCmd(agentId).exec().getImageId();
       step = "creating " + RunContract.OUT_DIR + " in workload container " + agent.name();
       copyInto(agentId, RunContract.WORKSPACE, layout.outFolderArchive());
       step = "starting workload container " + agent.name() + " under " + runtime;
@@ -245,6 +248,11 @@ final class DockerSandbox implements Sandbox {
   @Override
   public String runtime() {
     return runtime;
+  }
+
+  @Override
+  public Optional<String> imageId() {
+    return Optional.ofNullable(imageId);
   }
 
   @Override

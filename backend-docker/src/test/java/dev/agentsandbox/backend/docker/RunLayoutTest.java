@@ -94,7 +94,8 @@ class RunLayoutTest {
                             "NO_PROXY",
                             "no_proxy",
                             "AGENT_SANDBOX_OUT",
-                            "AGENT_SANDBOX_CREDENTIALS"))),
+                            "AGENT_SANDBOX_CREDENTIALS",
+                            "AGENT_SANDBOX_RUN_ID"))),
         row("carries the run's labels", agent, a -> a.labels().equals(spec().labels())));
   }
 
@@ -209,6 +210,7 @@ class RunLayoutTest {
     assertThat(agent.env())
         .containsEntry("AGENT_SANDBOX_OUT", "/workspace/out")
         .containsEntry("AGENT_SANDBOX_CREDENTIALS", "/run/agent-sandbox/credentials")
+        .containsEntry("AGENT_SANDBOX_RUN_ID", "r1")
         .containsEntry("GATEWAY_TOKEN", "jwt-SECRET-1");
     assertThat(agent.env().values()).as("a credential without env").doesNotContain("aws-SECRET-2");
   }
