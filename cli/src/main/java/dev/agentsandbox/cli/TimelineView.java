@@ -88,6 +88,9 @@ final class TimelineView {
               + what.path("isolation").asText()
               + "): "
               + joined(what.path("command"), " "));
+      if (what.path("image_id").isTextual()) {
+        lines.add("Image id   " + what.path("image_id").asText());
+      }
       lines.add(
           "Allowed    "
               + (what.path("effective_allow").isEmpty()
@@ -169,6 +172,12 @@ final class TimelineView {
               + data.path("runtime").asText()
               + "): "
               + joined(data.path("command"), " ");
+      case "agent_sandbox.started" ->
+          "running under "
+              + data.path("runtime").asText("?")
+              + (data.path("image_id").isTextual()
+                  ? ", image " + data.path("image_id").asText()
+                  : ", image " + data.path("image").asText("?"));
       case "agent_sandbox.refused" ->
           "refused (" + data.path("reason").asText() + "): " + data.path("message").asText();
       case "agent_sandbox.credentials.issue" -> {
