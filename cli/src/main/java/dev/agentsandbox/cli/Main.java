@@ -23,7 +23,8 @@ import picocli.CommandLine.Command;
       "1:the operation failed (the message says why)",
       "2:the command line was wrong",
       "3:drill only: a layer did not hold (drill --help)",
-      "121-125:run only: lost, backend failure, killed, timed out, refused (run --help)"
+      "120-125:run only: artifacts not saved, lost, backend failure, killed, timed out, refused"
+          + " (run --help)"
     },
     footerHeading = "%nExamples:%n",
     footer = {
@@ -35,6 +36,7 @@ import picocli.CommandLine.Command;
     subcommands = {
       RunCommand.Run.class,
       RunsCommand.class,
+      ArtifactsCommand.class,
       RunCommand.Plan.class,
       ConfigCommand.class,
       LoginCommand.class,

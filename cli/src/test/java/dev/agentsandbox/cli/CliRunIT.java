@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The command line as a person and a script use it: the packaged jar as a process, against a real
- * {@code serve} process with the Docker backend. Three short runs in all (the daemon is shared).
+ * {@code serve} process with the Docker backend. Five short runs in all (the daemon is shared).
  */
 class CliRunIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -273,6 +273,133 @@ class CliRunIT {
     assertThat(bare.out()).hasSize(lines.size() - 1);
   }
 
+  /**
+   * One run through everything that comes after it: stderr apart from stdout, the labels the list
+   * filters by, the file it left downloaded at the end ({@code --artifacts}) and again with {@code
+   * artifacts get}, each with the listed hash, and its timeline as JSON and as a table.
+   */
+  @Test
+  void aRunsStderrArtifactsLabelsAndTimelineThroughTheCommandLine() throws Exception {
+    Path atEnd = dir.resolve("artifacts-at-end");
+    String owner = "cli-it-" + ProcessHandle.current().pid();
+    CliProcess run =
+        CliProcess.run(
+            env,
+            "",
+            RUN_LIMIT,
+            "run",
+            "--agent",
+            "cli",
+            "--label",
+            "owner=" + owner,
+            "--label",
+            "task-ref=T-15",
+            "--artifacts",
+            atEnd.toString(),
+            "--",
+            "sh",
+            "-c",
+            "echo to-stdout; echo to-stderr >&2; printf '{\"passed\": 12}' >"
+                + " \"$AGENT_SANDBOX_OUT/result.json\"");
+    assertThat(run.await(Duration.ofSeconds(1))).as(run.toString()).isZero();
+    assertThat(run.outText()).isEqualTo("to-stdout");
+    assertThat(run.errText()).contains("to-stderr");
+    byte[] expected = "{\"passed\": 12}".getBytes(StandardCharsets.UTF_8);
+    Path savedAtEnd = atEnd.toRealPath().resolve("result.json");
+    assertThat(run.errText()).contains(savedAtEnd.toString());
+    assertThat(Files.readAllBytes(savedAtEnd)).isEqualTo(expected);
+
+    CliProcess labelled =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "runs",
+            "list",
+            "--label",
+            "owner=" + owner,
+            "-o",
+            "json");
+    JsonNode listed = JSON.readTree(labelled.outText()).path("runs");
+    assertThat(listed).as(labelled.toString()).hasSize(1);
+    String runId = listed.get(0).path("run_id").asText();
+    runIds.add(runId);
+    CliProcess both =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "runs",
+            "list",
+            "-l",
+            "owner=" + owner,
+            "-l",
+            "task-ref=T-15",
+            "--no-headers");
+    assertThat(both.outText()).startsWith(runId + "  cli ");
+    assertThat(both.out()).hasSize(1);
+    CliProcess other =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "runs",
+            "list",
+            "--label",
+            "owner=nobody",
+            "-o",
+            "json");
+    assertThat(JSON.readTree(other.outText()).path("runs")).isEmpty();
+
+    CliProcess list =
+        CliProcess.run(env, "", Duration.ofSeconds(60), "artifacts", "list", runId, "-o", "json");
+    JsonNode artifact = JSON.readTree(list.outText()).path("artifacts").get(0);
+    assertThat(artifact.path("path").asText()).isEqualTo("result.json");
+    assertThat(artifact.path("sha256").asText()).isEqualTo(ArtifactDownloadTest.sha256(expected));
+    Path later = dir.resolve("artifacts-later");
+    CliProcess get =
+        CliProcess.run(
+            env, "", Duration.ofSeconds(60), "artifacts", "get", runId, "-o", later.toString());
+    assertThat(get.await(Duration.ofSeconds(1))).as(get.toString()).isZero();
+    Path saved = later.toRealPath().resolve("result.json");
+    assertThat(get.outText()).isEqualTo(saved.toString());
+    assertThat(ArtifactDownloadTest.sha256(Files.readAllBytes(saved)))
+        .isEqualTo(artifact.path("sha256").asText());
+
+    CliProcess json =
+        CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "timeline", runId, "-o", "json");
+    assertThat(json.await(Duration.ofSeconds(1))).as(json.toString()).isZero();
+    JsonNode timeline = JSON.readTree(json.outText());
+    assertThat(timeline.path("labels").path("owner").asText()).isEqualTo(owner);
+    assertThat(timeline.path("chain").path("verified").asBoolean()).isTrue();
+    List<String> types = new ArrayList<>();
+    timeline.path("events").forEach(e -> types.add(e.path("type").asText()));
+    assertThat(types)
+        .containsSubsequence(
+            "agent_sandbox.launch", "agent_sandbox.artifacts", "agent_sandbox.teardown");
+
+    CliProcess table = CliProcess.run(env, "", Duration.ofSeconds(60), "audit", "run", runId);
+    assertThat(table.await(Duration.ofSeconds(1))).as(table.toString()).isZero();
+    List<String> lines = table.out().stream().map(CliProcess.Line::text).toList();
+    assertThat(lines.getFirst()).isEqualTo("Run        " + runId + " (agent cli)");
+    assertThat(lines).contains("Egress     0 denied, 0 allowed (first connection per host)");
+    List<String> rows =
+        lines.stream().dropWhile(l -> !l.startsWith("TIME")).takeWhile(l -> !l.isEmpty()).toList();
+    assertThat(rows).hasSize(types.size() + 1);
+    assertLinedUp(rows);
+    assertThat(rows.get(1)).contains("launch").contains("by admin");
+    assertThat(rows).anySatisfy(r -> assertThat(r).contains("artifacts").contains("result.json"));
+    JsonNode last = timeline.path("events").get(types.size() - 1);
+    assertThat(lines.getLast())
+        .startsWith("Audit chain verified up to row " + last.path("id").asText() + " (hash ");
+    CliProcess same =
+        CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "timeline", runId, "--no-headers");
+    assertThat(same.out().stream().map(l -> l.text().replaceAll(" {2,}", "  ")).toList())
+        .as("the same rows without the header (columns narrower without it)")
+        .isEqualTo(
+            rows.subList(1, rows.size()).stream().map(l -> l.replaceAll(" {2,}", "  ")).toList());
+  }
+
   @Test
   void configEditShowsTheLooseningAndRequiresAReason() throws Exception {
     Path editor = dir.resolve("add-agent.sh");
@@ -430,6 +557,32 @@ class CliRunIT {
       Matcher id = Pattern.compile("run ([a-z0-9]{20}) running").matcher(screen);
       assertThat(id.find()).isTrue();
       runIds.add(id.group(1));
+
+      // The same run's audit trail, in a pane wide enough for its summaries.
+      tmux(
+          socket,
+          "new-session",
+          "-d",
+          "-s",
+          "trail",
+          "-x",
+          "160",
+          "-y",
+          "30",
+          "env -u NO_COLOR PATH="
+              + bin
+              + ":/usr/bin:/bin AGENT_SANDBOX_CONFIG="
+              + env.get("AGENT_SANDBOX_CONFIG")
+              + " 'PS1=$ ' bash --norc --noprofile");
+      awaitPrompt(socket, "trail", "$");
+      type(socket, "trail", "agent-sandbox audit run " + id.group(1));
+      String trail = awaitPrompt(socket, "trail", "Audit chain verified up to row");
+      Files.writeString(Path.of("target", "cli-audit-run.txt"), trail);
+      assertThat(trail)
+          .contains("Run        " + id.group(1) + " (agent cli)")
+          .contains("Egress     1 denied, 0 allowed")
+          .containsPattern("egress\\.deny +deny api\\.denied\\.test:443 not-allowed")
+          .containsPattern("teardown +exited with status 3, everything removed");
     } finally {
       tmux(socket, "kill-server");
     }
@@ -458,16 +611,24 @@ class CliRunIT {
   }
 
   private static void type(Path socket, String line) throws Exception {
-    tmux(socket, "send-keys", "-t", "cli", "-l", line);
-    tmux(socket, "send-keys", "-t", "cli", "Enter");
+    type(socket, "cli", line);
+  }
+
+  private static void type(Path socket, String session, String line) throws Exception {
+    tmux(socket, "send-keys", "-t", session, "-l", line);
+    tmux(socket, "send-keys", "-t", session, "Enter");
+  }
+
+  private static String awaitPrompt(Path socket, String wanted) throws Exception {
+    return awaitPrompt(socket, "cli", wanted);
   }
 
   /** The pane once it shows {@code wanted} and the prompt is back; bounded. */
-  private static String awaitPrompt(Path socket, String wanted) throws Exception {
+  private static String awaitPrompt(Path socket, String session, String wanted) throws Exception {
     Instant until = Instant.now().plus(RUN_LIMIT);
     String screen = "";
     while (Instant.now().isBefore(until)) {
-      screen = tmux(socket, "capture-pane", "-p", "-t", "cli").stripTrailing();
+      screen = tmux(socket, "capture-pane", "-p", "-t", session).stripTrailing();
       if (screen.contains(wanted) && (screen.equals("$") || screen.endsWith("\n$"))) {
         return screen + "\n";
       }

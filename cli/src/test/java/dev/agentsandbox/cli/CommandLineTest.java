@@ -56,6 +56,7 @@ class CommandLineTest {
         .containsExactly(
             "run",
             "runs",
+            "artifacts",
             "plan",
             "config",
             "login",

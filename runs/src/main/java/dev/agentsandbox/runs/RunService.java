@@ -169,10 +169,17 @@ public final class RunService {
     return store.runs().recent(limit);
   }
 
-  /** The newest runs matching every given filter (null: any), newest first. */
+  /**
+   * The newest runs matching every given filter (null or empty: any), newest first; {@code labels}
+   * keeps the runs that carry every one.
+   */
   public List<RunRecord> recent(
-      String agent, dev.agentsandbox.store.RunStatus status, java.time.Instant since, int limit) {
-    return store.runs().recent(agent, status, since, limit);
+      String agent,
+      dev.agentsandbox.store.RunStatus status,
+      java.time.Instant since,
+      Map<String, String> labels,
+      int limit) {
+    return store.runs().recent(agent, status, since, labels, limit);
   }
 
   /**

@@ -137,6 +137,19 @@ class RunContractApiTest {
     // dead with the run
     assertThat(send("GET", BASE + "/runs/" + runId, token, null).statusCode()).isEqualTo(401);
 
+    // the output: one stream as text, or each line tagged with its stream
+    assertThat(send("GET", BASE + "/runs/" + runId + "/output", admin, null).body())
+        .isEqualTo("built\nwarning: flaky\n");
+    HttpResponse<String> tagged =
+        http.send(
+            request("GET", BASE + "/runs/" + runId + "/output", admin, null)
+                .header("Accept", "application/x-ndjson")
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(tagged.headers().firstValue("Content-Type")).contains("application/x-ndjson");
+    assertThat(tagged.body())
+        .isEqualTo("{\"stdout\":\"built\\n\"}\n{\"stderr\":\"warning: flaky\\n\"}\n");
+
     JsonNode artifacts =
         JSON.readTree(send("GET", BASE + "/runs/" + runId + "/artifacts", admin, null).body());
     assertThat(artifacts.get("artifacts")).hasSize(1);
@@ -236,6 +249,8 @@ class RunContractApiTest {
     @Override
     public Sandbox launch(RunSpec spec, SandboxListener listener) {
       specs.put(spec.runId(), spec);
+      listener.onOutput("built\n".getBytes(StandardCharsets.UTF_8));
+      listener.onErrorOutput("warning: flaky\n".getBytes(StandardCharsets.UTF_8));
       launched.countDown();
       return new Sandbox() {
         @Override
