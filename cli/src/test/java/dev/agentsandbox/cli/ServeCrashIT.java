@@ -108,12 +108,19 @@ class ServeCrashIT {
                 .build(),
             HttpResponse.BodyHandlers.ofString());
     assertThat(output.statusCode()).isEqualTo(200);
-    String audit =
-        send("GET", base + "/api/admin/platform/audit?run=" + runId, token, null).toString();
-    assertThat(audit)
-        .contains("agent_sandbox.launch")
-        .contains("recovery")
-        .contains("\"by\":\"reaper\"");
+    // The reaper writes its teardown row once its whole pass is done, a moment after the last
+    // resource is gone.
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(500))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        send("GET", base + "/api/admin/platform/audit?run=" + runId, token, null)
+                            .toString())
+                    .contains("agent_sandbox.launch")
+                    .contains("recovery")
+                    .contains("\"by\":\"reaper\""));
   }
 
   private String startServe(Path jar, Path data, String db)
