@@ -110,14 +110,14 @@ class ServeCrashIT {
     assertThat(output.statusCode()).isEqualTo(200);
     // The reaper writes its teardown row once its whole pass is done, a moment after the last
     // resource is gone.
+    String auditUrl = base + "/api/admin/platform/audit?run=" + runId;
+    String reader = token;
     await()
         .atMost(Duration.ofSeconds(30))
         .pollInterval(Duration.ofMillis(500))
         .untilAsserted(
             () ->
-                assertThat(
-                        send("GET", base + "/api/admin/platform/audit?run=" + runId, token, null)
-                            .toString())
+                assertThat(send("GET", auditUrl, reader, null).toString())
                     .contains("agent_sandbox.launch")
                     .contains("recovery")
                     .contains("\"by\":\"reaper\""));
