@@ -50,7 +50,7 @@ public record AddressPolicy(
     if (isListener(plain, addressClass, port)) {
       return new AddressCheck(address, AddressClass.PROXY_LISTENER, false, false);
     }
-    if (internal.permits(host, plain, port)) {
+    if (internal.permits(host, plain, addressClass, port)) {
       return new AddressCheck(address, addressClass, true, true);
     }
     if (hostAddresses.contains(plain)) {

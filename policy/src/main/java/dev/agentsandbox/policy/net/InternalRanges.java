@@ -36,12 +36,11 @@ public record InternalRanges(List<InternalRule> rules) {
   }
 
   /**
-   * Whether a declared destination permits connecting to the address (IPv4-mapped addresses as
-   * their IPv4 form) on the port, for a target named {@code host}.
+   * Whether a declared destination permits connecting to the address on the port, for a target
+   * named {@code host}. The caller has already unmapped the address ({@link
+   * AddressClassifier#unmapped}) and classified it, once per connection attempt.
    */
-  public boolean permits(String host, InetAddress address, int port) {
-    InetAddress plain = AddressClassifier.unmapped(address);
-    AddressClass addressClass = AddressClassifier.classify(plain);
+  public boolean permits(String host, InetAddress plain, AddressClass addressClass, int port) {
     for (InternalRule rule : rules) {
       if (rule.permits(host, plain, addressClass, port)) {
         return true;
