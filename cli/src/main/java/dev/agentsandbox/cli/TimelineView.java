@@ -97,17 +97,7 @@ final class TimelineView {
                   ? "nothing (every connection refused)"
                   : joined(what.path("effective_allow"), ", ")));
     }
-    List<String> credentials = new ArrayList<>();
-    what.path("credentials")
-        .forEach(
-            c ->
-                credentials.add(
-                    c.path("name").asText()
-                        + " ("
-                        + c.path("source").asText()
-                        + ", expires "
-                        + c.path("expires_at").asText()
-                        + ")"));
+    List<String> credentials = credentials(what.path("credentials"));
     lines.add("Credentials " + (credentials.isEmpty() ? "none" : String.join(", ", credentials)));
     JsonNode egress = timeline.path("egress");
     lines.add(
@@ -118,6 +108,21 @@ final class TimelineView {
             + " allowed (first connection per host)");
     lines.add("Ended      " + ending(end));
     return lines.stream().map(TimelineView::clean).toList();
+  }
+
+  /** Each credential as {@code name (source, expires T)}: names and expiries, never values. */
+  private static List<String> credentials(JsonNode list) {
+    List<String> out = new ArrayList<>();
+    list.forEach(
+        c ->
+            out.add(
+                c.path("name").asText()
+                    + " ("
+                    + c.path("source").asText()
+                    + ", expires "
+                    + c.path("expires_at").asText()
+                    + ")"));
+    return out;
   }
 
   /** One table row per audit row of the run, oldest first. */
@@ -180,20 +185,8 @@ final class TimelineView {
                   : ", image " + data.path("image").asText("?"));
       case "agent_sandbox.refused" ->
           "refused (" + data.path("reason").asText() + "): " + data.path("message").asText();
-      case "agent_sandbox.credentials.issue" -> {
-        List<String> names = new ArrayList<>();
-        data.path("credentials")
-            .forEach(
-                c ->
-                    names.add(
-                        c.path("name").asText()
-                            + " ("
-                            + c.path("source").asText()
-                            + ", expires "
-                            + c.path("expires_at").asText()
-                            + ")"));
-        yield "issued " + String.join(", ", names);
-      }
+      case "agent_sandbox.credentials.issue" ->
+          "issued " + String.join(", ", credentials(data.path("credentials")));
       case "agent_sandbox.egress.allow", "agent_sandbox.egress.deny" ->
           data.path("decision").asText(type.endsWith("deny") ? "deny" : "allow")
               + " "
