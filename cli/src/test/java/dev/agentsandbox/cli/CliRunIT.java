@@ -9,9 +9,6 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,7 +34,6 @@ import org.junit.jupiter.api.Test;
  */
 class CliRunIT {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
   private static final Pattern KILLING = Pattern.compile("killing run ([a-z0-9]{20})");
   private static final Duration RUN_LIMIT = Duration.ofSeconds(150);
   private static final HttpClient HTTP = HttpClient.newHttpClient();
@@ -71,7 +67,7 @@ class CliRunIT {
                 "cli-it-" + ProcessHandle.current().pid())
             .redirectErrorStream(true)
             .start();
-    base = awaitListening(serve);
+    base = CliProcess.awaitListening(serve);
     token = Files.readString(dir.resolve("admin-token"), StandardCharsets.UTF_8).strip();
     env = Map.of("AGENT_SANDBOX_CONFIG", dir.resolve("cli.yaml").toString(), "NO_COLOR", "1");
     CliProcess login =
@@ -688,30 +684,5 @@ class CliRunIT {
             HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).as(path + ": " + response.body()).isEqualTo(200);
     return JSON.readTree(response.body());
-  }
-
-  private static String awaitListening(Process process) throws IOException {
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-    Instant until = Instant.now().plusSeconds(120);
-    String line;
-    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        Thread.ofVirtual()
-            .start(
-                () -> {
-                  try {
-                    while (out.readLine() != null) {
-                      // Keeps the pipe from filling; the server's log is not under test.
-                    }
-                  } catch (IOException e) {
-                    // The process ended.
-                  }
-                });
-        return m.group(1);
-      }
-    }
-    return fail("serve did not say where it listens within 120 s");
   }
 }

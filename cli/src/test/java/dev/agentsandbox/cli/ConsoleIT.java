@@ -9,10 +9,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
-import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,13 +20,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -58,7 +53,6 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  */
 class ConsoleIT {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
   private static final String CONFIG = "/api/admin/platform/agent-sandbox";
   private static final Path SHOTS = Path.of("target", "console-screenshots");
   private static final Duration WAIT = Duration.ofSeconds(90);
@@ -106,7 +100,7 @@ class ConsoleIT {
                 "console-it-" + ProcessHandle.current().pid())
             .redirectErrorStream(true)
             .start();
-    base = awaitListening(serve);
+    base = CliProcess.awaitListening(serve);
     admin = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
     operator =
         createToken(
@@ -541,32 +535,6 @@ class ConsoleIT {
     assertThat(create.waitFor(120, TimeUnit.SECONDS)).isTrue();
     assertThat(create.exitValue()).as("token create").isZero();
     return out.strip();
-  }
-
-  private static String awaitListening(Process process) throws IOException {
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-    Instant until = Instant.now().plusSeconds(120);
-    String line;
-    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        Thread.ofVirtual().start(() -> drain(out));
-        return m.group(1);
-      }
-    }
-    fail("serve did not say where it listens within 120 s");
-    return null;
-  }
-
-  private static void drain(BufferedReader out) {
-    try {
-      while (out.readLine() != null) {
-        // Keeps the child's pipe from filling; its log is not under test here.
-      }
-    } catch (IOException e) {
-      // The process ended.
-    }
   }
 
   private static JsonNode api(String method, String path, String token, String body, String ifMatch)

@@ -10,9 +10,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -28,8 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -45,7 +41,6 @@ import org.junit.jupiter.api.Test;
  */
 class DrillIT {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
   private static final String OUTSIDE_ADDRESS = "198.18.83.1";
   private static final String METADATA_ADDRESS = "169.254.169.254";
   private static final String LINK = "asb-drill0";
@@ -102,7 +97,7 @@ class DrillIT {
       this.runtime = runtime;
       this.data = Files.createDirectories(dir.resolve(runtime));
       this.serve = serve(data, runtime);
-      this.base = awaitListening(serve);
+      this.base = CliProcess.awaitListening(serve);
       this.token = data.resolve("admin-token");
       this.env =
           Map.of("AGENT_SANDBOX_CONFIG", data.resolve("cli.yaml").toString(), "NO_COLOR", "1");
@@ -389,31 +384,6 @@ class DrillIT {
       }
     }
     return fail("this host has no IPv4 address but loopback");
-  }
-
-  private static String awaitListening(Process process) throws IOException {
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-    Instant until = Instant.now().plusSeconds(120);
-    String line;
-    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        Thread.ofVirtual()
-            .start(
-                () -> {
-                  try {
-                    while (out.readLine() != null) {
-                      // Keeps the pipe from filling; the server's log is not under test.
-                    }
-                  } catch (IOException e) {
-                    // The process ended.
-                  }
-                });
-        return m.group(1);
-      }
-    }
-    return fail("serve did not say where it listens within 120 s");
   }
 
   private static int run(String... command) throws IOException, InterruptedException {
