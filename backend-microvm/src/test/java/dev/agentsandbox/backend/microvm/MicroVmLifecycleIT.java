@@ -14,6 +14,7 @@ import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.backend.microvm.MicroVmItSupport.RecordingListener;
 import dev.agentsandbox.policy.config.Resources;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -237,8 +238,9 @@ class MicroVmLifecycleIT {
             .map(ProcessHandle::pid)
             .toList();
     // Both must have outlived their control plane, so that the reaper below is what removes them.
-    // (One fresh-clone CI run found only one; it did not recur in seven runs since. The message
-    // names what was left, to find the cause if it does.)
+    // (LaunchAndHang says "launched" only once the guest runs: killed earlier, while QEMU still
+    // connects to its channel sockets, the control plane takes QEMU with it. The message names
+    // what was left and what the VMM logged.)
     assertThat(orphans)
         .as(
             "the VMM and the proxy outlived their control plane; left: "
@@ -248,7 +250,9 @@ class MicroVmLifecycleIT {
                             ProcessHandle.of(pid)
                                 .flatMap(h -> h.info().command())
                                 .orElse("pid " + pid))
-                    .toList())
+                    .toList()
+                + "; vmm.log: "
+                + vmmLog(dir))
         .hasSize(2);
 
     ReapReport report = backend.reap(Instant.now(), id -> !id.equals(runId));
@@ -293,5 +297,13 @@ class MicroVmLifecycleIT {
     assertThat(Files.exists(backend.config().runDir().resolve(plan.manifests().get(1).name())))
         .as("a plan creates nothing")
         .isFalse();
+  }
+
+  private static String vmmLog(Path runDir) {
+    try {
+      return Files.readString(runDir.resolve("vmm").resolve("vmm.log"));
+    } catch (IOException e) {
+      return "(unreadable: " + e.getMessage() + ")";
+    }
   }
 }
