@@ -208,6 +208,37 @@ class NetworkFenceReachabilityTest {
             "TCP",
             false),
         row("proxy cannot reach CGNAT 100.64/10", PROXY, ip("100.64.0.1"), 443, "TCP", false),
+        row(
+            "proxy cannot reach Azure's WireServer, in public space",
+            PROXY,
+            ip("168.63.129.16"),
+            80,
+            "TCP",
+            false),
+        row("proxy reaches the address next to it", PROXY, ip("168.63.129.17"), 443, "TCP", true),
+        row("proxy cannot reach TEST-NET-3", PROXY, ip("203.0.113.7"), 443, "TCP", false),
+        row("proxy reaches public IPv6", PROXY, ip("2606:4700::1111"), 443, "TCP", true),
+        row(
+            "proxy cannot reach 6to4 of a private address",
+            PROXY,
+            ip("2002:a00::1"),
+            80,
+            "TCP",
+            false),
+        row(
+            "proxy cannot reach IPv6 outside global unicast",
+            PROXY,
+            ip("4000::1"),
+            80,
+            "TCP",
+            false),
+        row(
+            "proxy cannot reach NAT64 of a private address",
+            PROXY,
+            ip("64:ff9b::a00:1"),
+            80,
+            "TCP",
+            false),
         row("proxy cannot reach loopback", PROXY, ip("127.0.0.1"), 8080, "TCP", false),
         row("proxy cannot reach AWS's IPv6 metadata", PROXY, ip("fd00:ec2::254"), 80, "TCP", false),
         row("proxy cannot reach IPv6 link-local", PROXY, ip("fe80::1"), 80, "TCP", false),
@@ -295,20 +326,20 @@ class NetworkFenceReachabilityTest {
                 Specs.config()
                     .withDualStack(true)
                     .withClusterCidrs(
-                        List.of("203.0.113.0/24", "10.20.5.0/24", "2001:db8:7::/48"),
-                        List.of("198.51.100.10/32")))
+                        List.of("45.67.89.0/24", "10.20.5.0/24", "2a05:d018:7::/48"),
+                        List.of("45.67.90.10/32")))
             .build(
                 Specs.spec("r42", INTERNAL, false),
                 Optional.of("gvisor"),
                 Optional.of("10.43.7.9"));
     PolicyReachability reachability = new PolicyReachability(policies(fenced));
-    assertThat(reachability.canReach(PROXY, ip("203.0.113.7"), 10250, "TCP"))
+    assertThat(reachability.canReach(PROXY, ip("45.67.89.7"), 10250, "TCP"))
         .as("a node's public address, kubelet port")
         .isFalse();
-    assertThat(reachability.canReach(PROXY, ip("198.51.100.10"), 6443, "TCP"))
+    assertThat(reachability.canReach(PROXY, ip("45.67.90.10"), 6443, "TCP"))
         .as("the API server's public address")
         .isFalse();
-    assertThat(reachability.canReach(PROXY, ip("2001:db8:7::5"), 10250, "TCP"))
+    assertThat(reachability.canReach(PROXY, ip("2a05:d018:7::5"), 10250, "TCP"))
         .as("a node's IPv6 address")
         .isFalse();
     assertThat(reachability.canReach(PROXY, ip("10.20.5.9"), 10250, "TCP"))
@@ -323,7 +354,7 @@ class NetworkFenceReachabilityTest {
     // Without the configuration, the same public node address is open: the test can fail.
     assertThat(
             new PolicyReachability(policies(BUNDLE))
-                .canReach(PROXY, ip("203.0.113.7"), 10250, "TCP"))
+                .canReach(PROXY, ip("45.67.89.7"), 10250, "TCP"))
         .isTrue();
   }
 
