@@ -40,6 +40,14 @@ final class Specs {
               new TreeSet<>(List.of(8080))),
           new TreeSet<>(List.of(4000)));
 
+  /**
+   * The run verify-fence.sh builds (deploy/k3s/sandbox/fence-probe.yaml): one internal range on TCP
+   * 8443, whose placeholder {@code 192.0.2.1/32} the script replaces by its target pod's /32.
+   */
+  static RunSpec fenceProbe(String targetCidr) {
+    return spec("fenceprobe", List.of(range("fence-target", targetCidr, 8443)), false);
+  }
+
   /** A range destination on the given ports. */
   static InternalDestination range(String name, String cidr, Integer... ports) {
     return InternalDestination.range(name, Cidr.parse(cidr), new TreeSet<>(List.of(ports)));
