@@ -203,7 +203,6 @@ class KubernetesCredentialsTest {
       assertThat(env(agent, RunContract.CREDENTIALS_ENV).getValue())
           .isEqualTo(RunContract.CREDENTIALS_DIR);
       assertThat(env(agent, RunContract.RUN_ID_ENV).getValue()).isEqualTo("k2");
-      assertThat(agent.getEnv()).extracting(EnvVar::getName).doesNotContain("run-token");
 
       // The proxy's pod has neither the Secret nor the tmpfs, nor a variable from either.
       Pod proxy = client.pods().inNamespace("agent-run-k2").withName(BundleFactory.PROXY).get();

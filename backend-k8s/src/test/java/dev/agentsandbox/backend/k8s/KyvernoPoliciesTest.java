@@ -178,12 +178,34 @@ class KyvernoPoliciesTest {
             "spec",
             K8S.convertValue(
                 bundle.get(Job.class, "agent").getSpec().getTemplate().getSpec(), Map.class));
+    // With credentials, the agent's pod has one more init container and two more volumes.
+    Map<String, Object> withCredentials =
+        Map.of(
+            "kind",
+            "Pod",
+            "spec",
+            K8S.convertValue(
+                new BundleFactory(Specs.config())
+                    .build(
+                        Specs.withCredentials("r43"),
+                        Optional.of("gvisor"),
+                        Optional.of("10.43.0.9"))
+                    .get(Job.class, "agent")
+                    .getSpec()
+                    .getTemplate()
+                    .getSpec(),
+                Map.class));
     return podRules()
         .flatMap(
             rule ->
                 Stream.of(
                     Arguments.of(rule.get()[0], "proxy pod", rule.get()[1], proxy),
-                    Arguments.of(rule.get()[0], "agent pod", rule.get()[1], agent)));
+                    Arguments.of(rule.get()[0], "agent pod", rule.get()[1], agent),
+                    Arguments.of(
+                        rule.get()[0],
+                        "agent pod with credentials",
+                        rule.get()[1],
+                        withCredentials)));
   }
 
   @ParameterizedTest(name = "{0} admits the backend's {1}")
