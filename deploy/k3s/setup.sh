@@ -280,9 +280,10 @@ step_admission_check() {
   Asks the API server, as the control plane's ServiceAccount ($LAUNCHER, by impersonation) and
   as server-side dry runs (nothing is written), for what a compromised control plane would try:
   a ConfigMap in kube-system (RBAC alone allows it), a Secret in default, the namespace
-  kube-victim, an agent-run-* namespace without Pod Security labels, deleting kube-system. Each
-  must be refused, the first three RBAC allows by the admission policy itself; a namespace the
-  backend really creates must be admitted." "$@"
+  kube-victim, an agent-run-* namespace without Pod Security labels, deleting kube-system. RBAC
+  alone allows each of them (the launcher creates Secrets for run credentials), so each must be
+  refused by the admission policy itself; a namespace the backend really creates must be
+  admitted." "$@"
   need kubectl "install kubectl and point it at the cluster"
   kubectl get validatingadmissionpolicy agent-sandbox-restrict-launcher >/dev/null \
     || die "reading the ValidatingAdmissionPolicy agent-sandbox-restrict-launcher: not found (deploy/k3s/setup.sh bundle; Kubernetes 1.30 or newer)"
@@ -293,7 +294,7 @@ step_admission_check() {
   fi
   expect_launcher_refused "create a ConfigMap in kube-system" admission \
     kubectl create configmap probe -n kube-system --as="$LAUNCHER" --dry-run=server
-  expect_launcher_refused "create a Secret in default" any \
+  expect_launcher_refused "create a Secret in default" admission \
     kubectl create secret generic probe -n default --as="$LAUNCHER" --dry-run=server
   expect_launcher_refused "create the namespace kube-victim" admission \
     kubectl create -f deploy/k3s/sandbox/kyverno/test/bad-namespace.yaml --as="$LAUNCHER" --dry-run=server

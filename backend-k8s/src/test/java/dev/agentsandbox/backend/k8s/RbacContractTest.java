@@ -300,6 +300,7 @@ class RbacContractTest {
             "get runtimeclasses",
             "create namespaces",
             "create jobs",
+            "create secrets",
             "get pods/log",
             "delete jobs",
             "delete namespaces",
@@ -411,9 +412,9 @@ class RbacContractTest {
       assertThat(backend.probe().available()).isTrue();
       backend.plan(Specs.spec("c1"));
 
-      // A run that ends by itself: launch, await, logs, teardown.
+      // A run with credentials that ends by itself: launch, await, logs, teardown.
       cluster.serveProxy("c1", "10.43.0.10");
-      Sandbox first = backend.launch(Specs.spec("c1"), listener);
+      Sandbox first = backend.launch(Specs.withCredentials("c1"), listener);
       cluster.agentPod("c1", 0);
       cluster.logs("c1", "hello\n", "{\"decision\":\"allow\"}\n");
       cluster.finishJob("c1", "Complete", null);
