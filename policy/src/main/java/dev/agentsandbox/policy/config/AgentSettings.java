@@ -16,6 +16,8 @@ import java.util.TreeMap;
  * @param resources resource limits
  * @param credentials the credentials each run gets, by name, each minted for the run alone
  * @param outputs how much of the run's {@code /workspace/out} is kept for review
+ * @param warm how many sandboxes the control plane keeps prepared for this agent's next runs, from
+ *     0 (none, the default) to {@value #MAX_WARM}; each is used by one run and then destroyed
  */
 public record AgentSettings(
     AllowList allow,
@@ -24,7 +26,8 @@ public record AgentSettings(
     int ttlSeconds,
     Resources resources,
     SortedMap<String, CredentialSpec> credentials,
-    OutputLimits outputs) {
+    OutputLimits outputs,
+    int warm) {
   /** The hard cap on a run's lifetime: four hours. */
   public static final int MAX_TTL_SECONDS = 4 * 60 * 60;
 
@@ -33,6 +36,9 @@ public record AgentSettings(
 
   /** The image an agent gets when its configuration names none. */
   public static final String DEFAULT_IMAGE = "agent-sandbox/workload:latest";
+
+  /** The most warm sandboxes one agent may keep prepared. */
+  public static final int MAX_WARM = 16;
 
   public AgentSettings {
     Objects.requireNonNull(allow, "allow");
@@ -50,11 +56,26 @@ public record AgentSettings(
     if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
       throw new IllegalArgumentException("ttl_seconds out of range: " + ttlSeconds);
     }
+    if (warm < 0 || warm > MAX_WARM) {
+      throw new IllegalArgumentException("warm out of range: " + warm);
+    }
   }
 
-  /** Settings without credentials and with the default output caps. */
+  /** Settings without a warm pool. */
+  public AgentSettings(
+      AllowList allow,
+      String image,
+      String scope,
+      int ttlSeconds,
+      Resources resources,
+      SortedMap<String, CredentialSpec> credentials,
+      OutputLimits outputs) {
+    this(allow, image, scope, ttlSeconds, resources, credentials, outputs, 0);
+  }
+
+  /** Settings without credentials, with the default output caps and no warm pool. */
   public AgentSettings(
       AllowList allow, String image, String scope, int ttlSeconds, Resources resources) {
-    this(allow, image, scope, ttlSeconds, resources, new TreeMap<>(), OutputLimits.DEFAULT);
+    this(allow, image, scope, ttlSeconds, resources, new TreeMap<>(), OutputLimits.DEFAULT, 0);
   }
 }

@@ -41,7 +41,12 @@ public record Loosening(String path, Kind kind, String detail) {
     /** A credential is now also delivered in the environment, visible to every process. */
     CREDENTIAL_IN_ENV,
     /** More of a run's outputs is kept (bytes or files). */
-    OUTPUTS_RAISED;
+    OUTPUTS_RAISED,
+    /**
+     * An agent keeps more sandboxes prepared ({@code warm}): more proxies and idle workloads run
+     * before anyone asked for them, each holding the agent's policy as it was when prepared.
+     */
+    WARM_RAISED;
 
     /** The name used in documents, audit rows and metric labels. */
     public String wireName() {

@@ -83,6 +83,7 @@ public record SandboxConfig(
     outputs.put("max_bytes", agent.outputs().maxBytes());
     outputs.put("max_files", agent.outputs().maxFiles());
     tree.put("outputs", outputs);
+    tree.put("warm", agent.warm());
     return tree;
   }
 

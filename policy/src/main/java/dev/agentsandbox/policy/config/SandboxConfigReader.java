@@ -14,7 +14,8 @@ final class SandboxConfigReader {
       orderedSet("enabled", "backend", "require_runtime_class", "agents");
   private static final Set<String> TOP_READ_ONLY = Set.of("updated_at", "updated_by");
   private static final Set<String> AGENT =
-      orderedSet("allow", "image", "scope", "ttl_seconds", "resources", "credentials", "outputs");
+      orderedSet(
+          "allow", "image", "scope", "ttl_seconds", "resources", "credentials", "outputs", "warm");
   private static final Set<String> AGENT_READ_ONLY = Set.of("effective_allow");
   private static final Set<String> RESOURCES = orderedSet("cpus", "memory_mb", "pids");
   private static final Set<String> CREDENTIAL = orderedSet("source", "audience", "command", "env");
@@ -134,7 +135,10 @@ final class SandboxConfigReader {
     TreeMap<String, CredentialSpec> credentials =
         credentials(reader, TreeReader.field(path, "credentials"), agent.get("credentials"));
     OutputLimits outputs = outputs(reader, TreeReader.field(path, "outputs"), agent.get("outputs"));
-    return new AgentSettings(allow, image, scope, ttl, resources, credentials, outputs);
+    int warm =
+        reader.wholeNumber(
+            TreeReader.field(path, "warm"), agent.get("warm"), 0, 0, AgentSettings.MAX_WARM);
+    return new AgentSettings(allow, image, scope, ttl, resources, credentials, outputs, warm);
   }
 
   private static Resources resources(TreeReader reader, String path, Map<String, Object> agent) {
