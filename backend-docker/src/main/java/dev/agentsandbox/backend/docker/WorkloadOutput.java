@@ -5,7 +5,7 @@ import com.github.dockerjava.api.model.Frame;
 import dev.agentsandbox.backend.SandboxListener;
 
 /** Follows the workload container's combined output and hands every chunk to the listener. */
-final class WorkloadOutput extends ResultCallback.Adapter<Frame> {
+class WorkloadOutput extends ResultCallback.Adapter<Frame> {
   private final SandboxListener listener;
 
   WorkloadOutput(SandboxListener listener) {

@@ -19,35 +19,54 @@ final class UpstreamDrill implements AutoCloseable {
   private static final String LINK = "asb-runs0";
 
   final HttpServer server;
+  private final String link;
+  private final java.util.List<String> hosts = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-  private UpstreamDrill(HttpServer server) {
+  private UpstreamDrill(HttpServer server, String link) {
     this.server = server;
+    this.link = link;
   }
 
   static UpstreamDrill start() throws IOException, InterruptedException {
-    run("ip", "link", "del", LINK);
-    if (run("ip", "link", "add", LINK, "type", "dummy") != 0) {
-      check(run("ip", "link", "add", LINK, "type", "bridge"), "ip link add " + LINK);
+    return start(LINK, ADDRESS);
+  }
+
+  /**
+   * The same on another link and address, for a test class that runs beside the others; every
+   * request's {@code Host} header is kept ({@link #hosts()}).
+   */
+  static UpstreamDrill start(String link, String address) throws IOException, InterruptedException {
+    run("ip", "link", "del", link);
+    if (run("ip", "link", "add", link, "type", "dummy") != 0) {
+      check(run("ip", "link", "add", link, "type", "bridge"), "ip link add " + link);
     }
     try {
-      check(run("ip", "addr", "add", ADDRESS + "/32", "dev", LINK), "ip addr add");
-      check(run("ip", "link", "set", LINK, "up"), "ip link set up");
+      check(run("ip", "addr", "add", address + "/32", "dev", link), "ip addr add");
+      check(run("ip", "link", "set", link, "up"), "ip link set up");
       HttpServer server =
-          HttpServer.create(new InetSocketAddress(InetAddress.getByName(ADDRESS), 0), 16);
+          HttpServer.create(new InetSocketAddress(InetAddress.getByName(address), 0), 16);
       byte[] body = BODY.getBytes(StandardCharsets.UTF_8);
+      UpstreamDrill drill = new UpstreamDrill(server, link);
       server.createContext(
           "/",
           exchange -> {
+            String host = exchange.getRequestHeaders().getFirst("Host");
+            drill.hosts.add(host == null ? "" : host);
             exchange.sendResponseHeaders(200, body.length);
             exchange.getResponseBody().write(body);
             exchange.close();
           });
       server.start();
-      return new UpstreamDrill(server);
+      return drill;
     } catch (IOException | RuntimeException e) {
-      run("ip", "link", "del", LINK);
+      run("ip", "link", "del", link);
       throw e;
     }
+  }
+
+  /** The {@code Host} header of every request served, in order. */
+  java.util.List<String> hosts() {
+    return java.util.List.copyOf(hosts);
   }
 
   int port() {
@@ -57,7 +76,7 @@ final class UpstreamDrill implements AutoCloseable {
   @Override
   public void close() throws IOException, InterruptedException {
     server.stop(0);
-    run("ip", "link", "del", LINK);
+    run("ip", "link", "del", link);
   }
 
   private static int run(String... command) throws IOException, InterruptedException {
