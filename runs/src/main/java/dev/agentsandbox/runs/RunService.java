@@ -25,6 +25,9 @@ import java.util.concurrent.ExecutorService;
 public final class RunService {
   static final String KILL = "agent_sandbox.kill";
 
+  /** How much longer than {@code wait} shutdown waits for warm sandboxes being prepared. */
+  static final Duration WARM_PREPARATION_BOUND = Duration.ofSeconds(60);
+
   private final Store store;
   private final RunSettings settings;
   private final Clock clock;
@@ -202,7 +205,9 @@ public final class RunService {
    * and waits up to {@code wait} for them to end.
    */
   public void shutdown(Duration wait) throws InterruptedException {
-    pool.close(wait);
+    // A preparation in flight cannot be cut short without leaving half a sandbox: it gets the time
+    // a proxy may take to start on top.
+    pool.close(wait.plus(WARM_PREPARATION_BOUND));
     live.stopAll(wait, clock);
   }
 

@@ -262,7 +262,8 @@ final class WarmPool {
   }
 
   /** What the configuration wants of an agent: how many, prepared how, on which backend. */
-  private record Wanted(int count, Key key, SandboxBackend backend, AgentSettings agent) {}
+  private record Wanted(
+      int count, Key key, SandboxBackend backend, AgentSettings agent, SandboxConfig config) {}
 
   private Map<String, Wanted> wanted(SandboxConfig config, Instant now) {
     Map<String, Wanted> wanted = new TreeMap<>();
@@ -293,7 +294,8 @@ final class WarmPool {
               agent.warm(),
               Key.of(template, selection.backend().name()),
               selection.backend(),
-              agent));
+              agent,
+              config));
     }
     return wanted;
   }
@@ -315,12 +317,20 @@ final class WarmPool {
     Instant idleUntil = now.plus(maxIdle);
     Warm warm = null;
     try {
-      SandboxConfig config = configs.sandbox();
       RunSpec template =
           templates.template(
-              RunIds.next(), agentName, want.agent(), config, expiresAt(want.agent(), now));
+              RunIds.next(), agentName, want.agent(), want.config(), expiresAt(want.agent(), now));
       PreparedSandbox prepared = want.backend().prepare(template, idleUntil);
-      warm = new Warm(want.key(), prepared, slot, now, idleUntil, template.expiresAt());
+      // Keyed by what was actually prepared (the instance egress policy is read anew for the
+      // template), so a run can only ever take a sandbox whose policy equals its own.
+      warm =
+          new Warm(
+              Key.of(template, want.backend().name()),
+              prepared,
+              slot,
+              now,
+              idleUntil,
+              template.expiresAt());
     } catch (RuntimeException e) {
       LOG.warn("preparing a warm sandbox for agent {} failed: {}", agentName, e.getMessage());
       outcomes.get(Outcome.FAILED).incrementAndGet();
@@ -337,17 +347,28 @@ final class WarmPool {
     boolean keep;
     lock.lock();
     try {
-      preparing.merge(agentName, -1, Integer::sum);
       backoffUntil.remove(agentName);
       keep = !closed;
       if (keep) {
+        preparing.merge(agentName, -1, Integer::sum);
         ready.computeIfAbsent(agentName, a -> new ArrayDeque<>()).addLast(warm);
       }
     } finally {
       lock.unlock();
     }
     if (!keep) {
-      discardNow(warm, Outcome.SHUTDOWN);
+      // Still counted as preparing until it is gone: close() waits for it, so the control plane
+      // does not stop (and interrupt this thread) halfway through the removal.
+      try {
+        discardNow(warm, Outcome.SHUTDOWN);
+      } finally {
+        lock.lock();
+        try {
+          preparing.merge(agentName, -1, Integer::sum);
+        } finally {
+          lock.unlock();
+        }
+      }
     }
   }
 
