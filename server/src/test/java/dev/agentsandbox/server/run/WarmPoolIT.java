@@ -49,7 +49,8 @@ import org.junit.jupiter.api.Test;
 class WarmPoolIT {
   private static final String IMAGE = "agent-sandbox/workload:dev";
   private static final String BASE = "/api/admin/platform/agent-sandbox";
-  private static final String AGENT = "warmed";
+  // Unique per run: an earlier run's leftovers (a crashed JVM's) never count as this run's.
+  private static final String AGENT = "warmed" + Long.toString(System.nanoTime(), 36);
   private static final String ADDRESS = "198.18.79.2";
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP = ContractCheckedHttpClient.create();
