@@ -5,7 +5,11 @@
 #                               cache of the proxy trained at build time, the shaded proxy jar, busybox for the
 #                               one-line launcher that writes the run's policy file
 #   agent-sandbox/workload:dev  busybox and curl, the tools the integration tests use inside a sandbox
-# Usage: images/build.sh [proxy|workload]...   (both when no argument is given)
+#   agent-sandbox/clients:dev   the client compatibility suite's workload (ClientCompatibilityIT): a
+#                               Debian root filesystem made by mmdebstrap from Debian packages only
+#                               (curl, busybox wget, python3 with requests and pip, git, a JDK, node);
+#                               skipped when an image with the same inputs exists
+# Usage: images/build.sh [proxy|workload|clients]...   (proxy and workload when no argument is given)
 #        AGENT_SANDBOX_PROXY_JAR=path/to/agent-sandbox-proxy.jar images/build.sh proxy   (a given jar)
 #        AGENT_SANDBOX_PROXY_IMAGE=agent-sandbox/proxy:candidate images/build.sh proxy   (another tag)
 # Needs: docker, busybox-static (apt), curl, a JDK >= 21 (JAVA_HOME or /usr/lib/jvm/temurin-25-*).
@@ -84,6 +88,66 @@ build_workload() {
   # :latest is the image an agent gets when its configuration names none (the README's tour).
   docker tag agent-sandbox/workload:dev agent-sandbox/workload:latest
   log "built agent-sandbox/workload:dev and :latest ($(du -sh "$rootfs" | cut -f1))"
+}
+
+# The client suite's packages (node-undici: Node 18's global fetch reads no proxy variable; the
+# probe points it at the proxy with undici's ProxyAgent, as a Node program must). With the suite,
+# the mirror and the text of build_clients they make the inputs hash that the image carries as a
+# label, so an unchanged image is not built again.
+CLIENTS_IMAGE=agent-sandbox/clients:dev
+CLIENTS_SUITE=bookworm
+CLIENTS_PACKAGES=ca-certificates,curl,busybox-static,python3,python3-requests,python3-pip,git,openjdk-17-jdk-headless,nodejs,node-undici
+CLIENTS_MIRROR=${AGENT_SANDBOX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+CLIENTS_CACHE=${AGENT_SANDBOX_IMAGE_CACHE:-/var/cache/agent-sandbox/images}/clients-debs
+
+build_clients() {
+  local inputs existing tar=$WORK/clients.tar started
+  inputs=$( { printf '%s\n' "$CLIENTS_SUITE" "$CLIENTS_PACKAGES" "$CLIENTS_MIRROR"; declare -f build_clients; } \
+    | sha256sum | cut -c1-16)
+  existing=$(docker image inspect --format '{{index .Config.Labels "agent-sandbox.image-inputs"}}' \
+    "$CLIENTS_IMAGE" 2>/dev/null || true)
+  if [ "$existing" = "$inputs" ]; then
+    log "$CLIENTS_IMAGE is up to date (inputs $inputs)"
+    return
+  fi
+  command -v mmdebstrap >/dev/null \
+    || die "building $CLIENTS_IMAGE: mmdebstrap is missing (apt-get install mmdebstrap, or run scripts/install-host.sh)"
+  started=$(date +%s)
+  log "building $CLIENTS_IMAGE from $CLIENTS_SUITE packages (inputs $inputs)"
+  # Essential packages plus the clients; no documentation, manuals or translations. The -updates
+  # and security suites keep the clients' TLS stacks current. (A newer package on the mirror does
+  # not change the inputs hash: `docker rmi agent-sandbox/clients:dev` forces a rebuild.)
+  # The JDK's postinst links its manual pages into /usr/share/man/man1 and fails when that directory
+  # is missing, as it is when manual pages are left out.
+  # The downloaded packages are kept in $CLIENTS_CACHE for the next build (mmdebstrap's own recipe).
+  mkdir -p "$CLIENTS_CACHE"
+  timeout 1800 mmdebstrap --variant=essential --include="$CLIENTS_PACKAGES" \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
+    --skip=essential/unlink \
+    --essential-hook='mkdir -p "$1"/usr/share/man/man1' \
+    --setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
+    --setup-hook="sync-in $CLIENTS_CACHE /var/cache/apt/archives/" \
+    --customize-hook="sync-out /var/cache/apt/archives $CLIENTS_CACHE" \
+    "$CLIENTS_SUITE" "$tar" \
+    "deb $CLIENTS_MIRROR $CLIENTS_SUITE main" \
+    "deb $CLIENTS_MIRROR $CLIENTS_SUITE-updates main" \
+    "deb ${CLIENTS_MIRROR%/debian}/debian-security $CLIENTS_SUITE-security main" \
+    >"$WORK/mmdebstrap.log" 2>&1 || {
+    tail -n 40 "$WORK/mmdebstrap.log" >&2
+    die "building $CLIENTS_IMAGE: mmdebstrap failed (its last lines are above; is $CLIENTS_MIRROR reachable? AGENT_SANDBOX_DEBIAN_MIRROR names another)"
+  }
+  # HOME=/tmp: the root filesystem is read-only in a sandbox and nobody's home does not exist.
+  docker import \
+    -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' \
+    -c 'ENV HOME=/tmp' \
+    -c 'USER 65534:65534' \
+    -c 'WORKDIR /tmp' \
+    -c "LABEL agent-sandbox.image-inputs=$inputs" \
+    -c 'CMD ["/bin/sh"]' \
+    -m 'agent-sandbox client compatibility workload' \
+    "$tar" "$CLIENTS_IMAGE" >/dev/null
+  log "built $CLIENTS_IMAGE ($(du -sh "$tar" | cut -f1) tar) in $(($(date +%s) - started)) s"
 }
 
 find_jdk() {
@@ -171,7 +235,7 @@ train_aot_cache() {
   cat >"$out/train.sh" <<SH
 #!/bin/sh
 cd /tmp
-printf '%s' '{"listen":"127.0.0.1:3128","allow":["a.test:8080","a.test:8081"],"internal_cidrs":["127.0.0.1/32"],
+printf '%s' '{"listen":"127.0.0.1:3128","allow":["a.test:8080","a.test:8081"],"internal":[{"cidr":"127.0.0.1/32","ports":[8080,8081]}],
  "hosts":{"a.test":["127.0.0.1"],"b.test":["127.0.0.1"]},"run_id":"aot-training","decisions":"-"}' >policy.json
 printf 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok' | timeout 60 nc -l -p 8080 >/dev/null &
 timeout 60 nc -l -p 8081 >/dev/null </dev/null &
@@ -212,6 +276,7 @@ for target in "${targets[@]}"; do
   case "$target" in
     proxy) build_proxy ;;
     workload) build_workload ;;
-    *) die "unknown image '$target' (expected proxy or workload)" ;;
+    clients) build_clients ;;
+    *) die "unknown image '$target' (expected proxy, workload or clients)" ;;
   esac
 done

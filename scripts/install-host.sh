@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares a Debian/Ubuntu host for the Docker backend: installs docker.io and runsc (and what
-# images/build.sh needs: busybox-static, curl, iproute2 for the tests; tmux, in which the CLI's
+# images/build.sh needs: busybox-static, curl, mmdebstrap; iproute2 and git for the tests; tmux, in which the CLI's
 # tests record a terminal session) when they are missing, registers runsc as a Docker runtime,
 # installs the agent-sandbox bash/zsh completion when the CLI jar is built, and starts dockerd if
 # no daemon answers.
@@ -34,6 +34,10 @@ command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 # images/build.sh assembles the images from these host binaries.
 command -v busybox >/dev/null 2>&1 || missing+=(busybox-static)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# images/build.sh makes the client compatibility suite's image from Debian packages with mmdebstrap;
+# that suite's test serves a git repository through the host's `git http-backend`.
+command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+command -v git >/dev/null 2>&1 || missing+=(git)
 # cli's CliRunIT drives the command line in a real terminal and records what a person sees.
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -172,7 +172,7 @@ metadata:
   namespace: $NS
 data:
   policy.json: |
-    {"listen":"0.0.0.0:$PROXY_PORT","allow":["$ALLOWED_HOST"],"instance_allow":null,"internal_cidrs":[],"hosts":{},"run_id":"$RUN_ID","decisions":"-"}
+    {"listen":"0.0.0.0:$PROXY_PORT","allow":["$ALLOWED_HOST"],"instance_allow":null,"internal":[],"hosts":{},"run_id":"$RUN_ID","decisions":"-"}
 ---
 apiVersion: v1
 kind: Service

@@ -1,4 +1,4 @@
-// Audit: filter by type prefix, agent, run and time; the chain's verification state; export of
+// Audit: filter by type prefix, agent, run, label and time; the chain's verification state; export of
 // the same rows as JSON lines.
 import { AUDIT, api, problem } from "./api.js";
 import { field, h, replace, section, table, time } from "./dom.js";
@@ -11,6 +11,8 @@ const TYPES = [
   "agent_sandbox.egress",
   "agent_sandbox.egress.deny",
   "agent_sandbox.refused",
+  "agent_sandbox.credentials.issue",
+  "agent_sandbox.artifacts",
   "agent_sandbox.kill",
   "agent_sandbox.teardown",
 ];
@@ -19,6 +21,7 @@ export function auditPage(root, preset) {
   const type = h("input", { id: "audit-type", type: "search", list: "audit-types", autocomplete: "off" });
   const agent = h("input", { id: "audit-agent", type: "search", autocomplete: "off" });
   const run = h("input", { id: "audit-run", type: "search", autocomplete: "off" });
+  const label = h("input", { id: "audit-label", type: "search", autocomplete: "off", placeholder: "owner=alice" });
   const since = h("input", { id: "audit-since", type: "search", autocomplete: "off", placeholder: "24h" });
   const limit = h("select", { id: "audit-limit" }, ["100", "500", "1000"].map((n) => h("option", { value: n }, n)));
   const rows = h("div", { id: "audit-rows", "aria-live": "polite" });
@@ -32,6 +35,7 @@ export function auditPage(root, preset) {
     if (type.value.trim()) p.set("type", type.value.trim());
     if (agent.value.trim()) p.set("agent", agent.value.trim());
     if (run.value.trim()) p.set("run", run.value.trim());
+    if (label.value.trim()) p.set("label", label.value.replace(/\s+/g, ""));
     if (since.value.trim()) p.set("since", since.value.trim());
     return p;
   };
@@ -43,6 +47,7 @@ export function auditPage(root, preset) {
     h("datalist", { id: "audit-types" }, TYPES.map((t) => h("option", { value: t }))),
     field("Agent", agent),
     field("Run id", run),
+    field("Labels", label, "key=value; several, separated by commas, must all match."),
     field("Since", since, "An age (30s, 15m, 2h, 7d) or an instant (2026-11-30T12:00:00Z)."),
     field("Rows", limit),
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary", id: "audit-apply" }, "Apply filters"), exportButton, exportOut),

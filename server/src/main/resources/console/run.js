@@ -1,8 +1,10 @@
-// One run: its state, its output streamed live, its egress decisions, and a kill button while it
-// is live. The output arrives over a fetch stream (bearer header), never an EventSource (which
-// cannot send one) nor a URL carrying the token.
+// One run: its state, its output streamed live, its egress decisions, a kill button while it is
+// live, and once it has ended its artifacts and its timeline. The output arrives over a fetch
+// stream (bearer header), never an EventSource (which cannot send one) nor a URL carrying the token.
 import { BASE, api, problem } from "./api.js";
 import { announce, badge, h, replace, section, table, time } from "./dom.js";
+import { showArtifacts } from "./artifacts.js";
+import { showTimeline } from "./timeline.js";
 
 const LIVE = ["pending", "running"];
 const MAX_SHOWN = 256 * 1024;
@@ -10,11 +12,14 @@ const MAX_SHOWN = 256 * 1024;
 export function runPage(root, runId) {
   const abort = new AbortController();
   let timer = null;
+  let recordShown = null; // the status the artifacts and timeline were last loaded at
   const state = h("div", { id: "run-state" }, h("p", { "aria-busy": "true" }, "Loading…"));
   const output = h("pre", { id: "run-output", class: "mono output", role: "log", "aria-label": "Output", tabindex: "0" });
   const streamState = h("span", { id: "run-stream", class: "hint" }, "connecting…");
   const egress = h("div", { id: "run-egress" });
   const killOut = h("div", { "aria-live": "polite" });
+  const artifacts = h("div", { id: "run-artifacts" }, h("p", { "aria-busy": "true" }, "Loading…"));
+  const timeline = h("div", { id: "run-timeline" }, h("p", { "aria-busy": "true" }, "Loading…"));
   const kill = h("button", { type: "button", id: "run-kill", class: "danger", hidden: true }, "Kill run");
   kill.addEventListener("click", async () => {
     kill.disabled = true;
@@ -34,6 +39,8 @@ export function runPage(root, runId) {
     h("p", {}, h("a", { href: "#/audit/" + runId, id: "run-audit" }, "Audit rows of this run")),
     h("div", { class: "grid2 wide-right" }, section("State", state, h("div", { class: "actions" }, kill), killOut), section("Egress decisions", egress)),
     section("Output", h("p", {}, streamState), output),
+    section("Artifacts", artifacts),
+    section("Timeline", timeline),
   );
 
   async function poll() {
@@ -48,8 +55,29 @@ export function runPage(root, runId) {
     showEgress(egress, run);
     const live = LIVE.includes(run.status);
     kill.hidden = !live;
+    if (recordShown !== run.status && (recordShown === null || !live)) {
+      recordShown = run.status;
+      showRecord(live);
+    }
     window.clearTimeout(timer);
     if (live) timer = window.setTimeout(poll, 2000);
+  }
+
+  // The timeline as far as it goes now; the artifacts only once the run has ended, when the
+  // control plane has read /workspace/out. Both are loaded again when the run ends.
+  async function showRecord(live) {
+    if (live) replace(artifacts, h("p", { class: "empty" }, "Collected from /workspace/out when the run ends."));
+    let loaded = await showTimeline(timeline, runId, abort.signal);
+    // The run's status turns before its teardown row is written: read again until that row is in
+    // (a few seconds at most; a run that never gets one is shown as it is).
+    for (let i = 0; !live && i < 10 && loaded && !loaded.end.teardown && !abort.signal.aborted; i++) {
+      await new Promise((resolve) => window.setTimeout(resolve, 1000));
+      loaded = await showTimeline(timeline, runId, abort.signal);
+    }
+    if (!live) {
+      const outputs = loaded && loaded.end && loaded.end.artifacts ? loaded.end.artifacts.detail : null;
+      await showArtifacts(artifacts, runId, outputs, abort.signal);
+    }
   }
 
   async function stream() {

@@ -1,4 +1,5 @@
-// Runs: start one, and the newest runs with filters (agent, status, text), refreshed while shown.
+// Runs: start one (with labels), and the newest runs with filters (agent, status, age, text),
+// refreshed while shown.
 import { BASE, api, problem, splitCommand } from "./api.js";
 import { badge, field, h, replace, section, table, time } from "./dom.js";
 import { agentPicker } from "./plan.js";
@@ -8,6 +9,7 @@ const STATUSES = ["", "pending", "running", "exited", "deadline", "killed", "fai
 export function runsPage(root) {
   const [agent, agentList] = agentPicker("run-agent");
   const command = h("input", { id: "run-command", type: "text", required: true, autocomplete: "off", class: "mono" });
+  const labels = h("input", { id: "run-labels", type: "text", autocomplete: "off", placeholder: "owner=alice" });
   const startOut = h("div", { "aria-live": "polite" });
   const start = h(
     "form",
@@ -15,6 +17,7 @@ export function runsPage(root) {
     field("Agent", agent),
     agentList,
     field("Command", command, "Arguments separated by spaces; group with quotes."),
+    field("Labels", labels, "key=value, separated by commas (optional)."),
     h("button", { type: "submit", class: "primary", id: "run-start" }, "Start run"),
     startOut,
   );
@@ -23,22 +26,24 @@ export function runsPage(root) {
     try {
       const args = splitCommand(command.value);
       if (args.length === 0) throw new Error("the command is empty");
-      const started = await api("POST", BASE + "/runs", { body: { agent: agent.value.trim(), command: args } });
+      const body = { agent: agent.value.trim(), command: args };
+      const parsed = parseLabels(labels.value);
+      if (Object.keys(parsed).length > 0) body.labels = parsed;
+      const started = await api("POST", BASE + "/runs", { body });
       location.hash = "#/runs/" + started.run_id;
     } catch (e) {
-      replace(startOut, e.status === undefined ? h("div", { class: "alert alert-error", role: "alert" }, "Read the command: " + e.message) : problem(e));
+      replace(startOut, e.status === undefined ? h("div", { class: "alert alert-error", role: "alert" }, "Read the " + (e.field || "command") + ": " + e.message) : problem(e));
     }
   });
 
   const fAgent = h("input", { id: "filter-agent", type: "search", autocomplete: "off" });
   const fStatus = h("select", { id: "filter-status" }, STATUSES.map((s) => h("option", { value: s }, s || "any")));
+  const fSince = h("input", { id: "filter-since", type: "search", autocomplete: "off", placeholder: "24h" });
   const fText = h("input", { id: "filter-text", type: "search", autocomplete: "off" });
   const list = h("div", { id: "runs-list", "aria-live": "polite" });
   let runs = [];
   const render = () => {
     const rows = runs
-      .filter((r) => !fAgent.value || r.agent === fAgent.value.trim())
-      .filter((r) => !fStatus.value || r.status === fStatus.value)
       .filter((r) => !fText.value || (r.run_id + " " + r.agent + " " + r.backend).includes(fText.value.trim()))
       .map((r) =>
         h(
@@ -54,24 +59,60 @@ export function runsPage(root) {
       );
     replace(list, table("Runs", ["Run", "Agent", "Status", "Backend", "Created", "Ended"], rows, "No run matches."));
   };
-  for (const control of [fAgent, fStatus, fText]) control.addEventListener("input", render);
+  // Agent, status and age are the API's own filters (so older runs are found too); the text
+  // filter narrows what the API answered.
+  let asked = 0;
   const refresh = async () => {
+    const query = new URLSearchParams({ limit: "500" });
+    if (fAgent.value.trim()) query.set("agent", fAgent.value.trim());
+    if (fStatus.value) query.set("status", fStatus.value);
+    if (fSince.value.trim()) query.set("since", fSince.value.trim());
+    const mine = ++asked;
     try {
-      runs = (await api("GET", BASE + "/runs?limit=500")).runs;
+      const answer = (await api("GET", BASE + "/runs?" + query)).runs;
+      if (mine !== asked) return; // a newer filter was asked for meanwhile
+      runs = answer;
       render();
     } catch (e) {
-      replace(list, problem(e));
+      if (mine === asked) replace(list, problem(e));
     }
   };
+  let pending = null;
+  for (const control of [fAgent, fStatus, fSince]) {
+    control.addEventListener("input", () => {
+      window.clearTimeout(pending);
+      pending = window.setTimeout(refresh, 250);
+    });
+  }
+  fText.addEventListener("input", render);
   const filters = h(
     "div",
     { class: "filters", role: "search", "aria-label": "Filter runs" },
     field("Agent", fAgent),
     field("Status", fStatus),
+    field("Since", fSince, "An age (15m, 2h, 7d) or an instant."),
     field("Run id or text", fText),
   );
   replace(root, h("h1", {}, "Runs"), start, section("Newest runs", filters, list));
   refresh();
   const timer = window.setInterval(refresh, 5000);
-  return () => window.clearInterval(timer);
+  return () => {
+    window.clearInterval(timer);
+    window.clearTimeout(pending);
+  };
+}
+
+/** "k=v, k2=v2" as an object; the server checks each key and value. */
+export function parseLabels(text) {
+  const labels = {};
+  for (const pair of text.split(",").map((p) => p.trim()).filter((p) => p.length > 0)) {
+    const at = pair.indexOf("=");
+    if (at <= 0) {
+      const error = new Error('"' + pair.slice(0, 80) + '" is not key=value');
+      error.field = "labels";
+      throw error;
+    }
+    labels[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  return labels;
 }

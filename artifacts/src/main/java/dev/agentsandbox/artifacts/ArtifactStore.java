@@ -36,6 +36,12 @@ public interface ArtifactStore {
   /** Deletes every artifact of the run (retention); a run without artifacts is no error. */
   void deleteRun(String runId);
 
+  /**
+   * The ids of the runs this store holds artifacts of, in no particular order, for retention.
+   * Entries this store did not write (names that are not run ids) are left out.
+   */
+  List<String> runIds();
+
   /** Checks that a run id is one the run service could have issued. */
   static String requireRunId(String runId) {
     if (runId == null || !runId.matches("[a-z0-9]{1,32}")) {

@@ -28,6 +28,7 @@ import java.util.stream.Stream;
  * Thread-safe: puts of one store are serialised.
  */
 public final class FolderArtifactStore implements ArtifactStore {
+  private static final String RUN_ID = "[a-z0-9]{1,32}";
   private static final String SUMS = "SHA256SUMS";
   private final Path root;
 
@@ -73,15 +74,11 @@ public final class FolderArtifactStore implements ArtifactStore {
           StandardOpenOption.SYNC);
       return stored;
     } catch (IOException e) {
-      throw new UnableToStoreArtifactException(
-          "keep artifact "
-              + InvalidArtifactPathException.shorten(path)
-              + " of run "
-              + runId
-              + " in "
-              + describe()
-              + ": "
-              + e,
+      throw UnableToStoreArtifactException.of(
+          "keep artifact " + InvalidArtifactPathException.shorten(path),
+          runId,
+          this,
+          String.valueOf(e),
           e);
     }
   }
@@ -146,8 +143,23 @@ public final class FolderArtifactStore implements ArtifactStore {
         Files.delete(p);
       }
     } catch (IOException e) {
-      throw new UnableToStoreArtifactException(
-          "delete the artifacts of run " + runId + " in " + describe() + ": " + e, e);
+      throw UnableToStoreArtifactException.of(
+          "delete the artifacts", runId, this, String.valueOf(e), e);
+    }
+  }
+
+  @Override
+  public synchronized List<String> runIds() {
+    if (!Files.isDirectory(root)) {
+      return List.of();
+    }
+    try (Stream<Path> runs = Files.list(root)) {
+      return runs.filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS))
+          .map(p -> p.getFileName().toString())
+          .filter(name -> name.matches(RUN_ID))
+          .toList();
+    } catch (IOException e) {
+      throw new UnableToStoreArtifactException("list the runs in " + describe() + ": " + e, e);
     }
   }
 

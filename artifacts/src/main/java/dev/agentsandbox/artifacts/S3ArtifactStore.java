@@ -9,6 +9,7 @@ import java.util.Map;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.CommonPrefix;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
@@ -57,15 +58,11 @@ public final class S3ArtifactStore implements ArtifactStore {
           RequestBody.fromFile(content));
       return new StoredArtifact(path, size, sha256);
     } catch (SdkException | java.io.IOException e) {
-      throw new UnableToStoreArtifactException(
-          "keep artifact "
-              + InvalidArtifactPathException.shorten(path)
-              + " of run "
-              + runId
-              + " in "
-              + describe()
-              + ": "
-              + e.getMessage(),
+      throw UnableToStoreArtifactException.of(
+          "keep artifact " + InvalidArtifactPathException.shorten(path),
+          runId,
+          this,
+          e.getMessage(),
           e);
     }
   }
@@ -89,8 +86,7 @@ public final class S3ArtifactStore implements ArtifactStore {
         }
       }
     } catch (SdkException e) {
-      throw new UnableToStoreArtifactException(
-          "list the artifacts of run " + runId + " in " + describe() + ": " + e.getMessage(), e);
+      throw UnableToStoreArtifactException.of("list the artifacts", runId, this, e.getMessage(), e);
     }
     out.sort(Comparator.comparing(StoredArtifact::path));
     return List.copyOf(out);
@@ -107,12 +103,30 @@ public final class S3ArtifactStore implements ArtifactStore {
       if (e.statusCode() == 404) {
         throw new ArtifactNotFoundException(runId, path);
       }
-      throw new UnableToStoreArtifactException(
-          "read artifact of run " + runId + " in " + describe() + ": " + e.getMessage(), e);
+      throw UnableToStoreArtifactException.of("read artifact", runId, this, e.getMessage(), e);
+    } catch (SdkException e) {
+      throw UnableToStoreArtifactException.of("read artifact", runId, this, e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public List<String> runIds() {
+    List<String> out = new ArrayList<>();
+    try {
+      ListObjectsV2Request request =
+          ListObjectsV2Request.builder().bucket(bucket).prefix(prefix).delimiter("/").build();
+      for (CommonPrefix common : s3.listObjectsV2Paginator(request).commonPrefixes()) {
+        String name = common.prefix().substring(prefix.length());
+        name = name.endsWith("/") ? name.substring(0, name.length() - 1) : name;
+        if (name.matches("[a-z0-9]{1,32}")) {
+          out.add(name);
+        }
+      }
     } catch (SdkException e) {
       throw new UnableToStoreArtifactException(
-          "read artifact of run " + runId + " in " + describe() + ": " + e.getMessage(), e);
+          "list the runs in " + describe() + ": " + e.getMessage(), e);
     }
+    return List.copyOf(out);
   }
 
   @Override
@@ -127,8 +141,8 @@ public final class S3ArtifactStore implements ArtifactStore {
         s3.deleteObject(b -> b.bucket(bucket).key(object.key()));
       }
     } catch (SdkException e) {
-      throw new UnableToStoreArtifactException(
-          "delete the artifacts of run " + runId + " in " + describe() + ": " + e.getMessage(), e);
+      throw UnableToStoreArtifactException.of(
+          "delete the artifacts", runId, this, e.getMessage(), e);
     }
   }
 }

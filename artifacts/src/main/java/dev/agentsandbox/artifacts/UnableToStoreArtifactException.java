@@ -7,4 +7,14 @@ public final class UnableToStoreArtifactException extends ArtifactException {
   public UnableToStoreArtifactException(String message, Throwable cause) {
     super(message, cause);
   }
+
+  /**
+   * The one message shape of a store's failures: {@code <action> of run <id> in <store>: <what
+   * happened>}.
+   */
+  static UnableToStoreArtifactException of(
+      String action, String runId, ArtifactStore store, String happened, Throwable cause) {
+    return new UnableToStoreArtifactException(
+        action + " of run " + runId + " in " + store.describe() + ": " + happened, cause);
+  }
 }

@@ -56,6 +56,20 @@ abstract class ArtifactStoreContract {
   }
 
   @Test
+  void runIdsNameEveryRunWithArtifactsUntilItIsDeleted() throws Exception {
+    ArtifactStore s = store();
+    assertThat(s.runIds()).isEmpty();
+    byte[] x = "x".getBytes(StandardCharsets.UTF_8);
+    s.put("r1", "a", content("x", x), OutputCollectorTest.sha256(x));
+    s.put("r10", "deep/b", content("y", x), OutputCollectorTest.sha256(x));
+    s.put("r2", "c", content("z", x), OutputCollectorTest.sha256(x));
+    assertThat(s.runIds()).containsExactlyInAnyOrder("r1", "r10", "r2");
+    s.deleteRun("r10");
+    assertThat(s.runIds()).containsExactlyInAnyOrder("r1", "r2");
+    assertThat(s.list("r1")).extracting(StoredArtifact::path).containsExactly("a");
+  }
+
+  @Test
   void missingArtifactIsNotFound() {
     assertThatThrownBy(() -> store().open("r1", "nope.txt"))
         .isInstanceOf(ArtifactNotFoundException.class)

@@ -47,6 +47,7 @@ class FolderArtifactStoreTest extends ArtifactStoreContract {
     Files.write(c, x);
     assertThatThrownBy(() -> store().put("r1", "d/f", c, OutputCollectorTest.sha256(x)))
         .isInstanceOf(UnableToStoreArtifactException.class)
+        .hasMessageStartingWith("keep artifact 'd/f' of run r1 in " + store().describe() + ": ")
         .hasMessageContaining("symbolic link");
     assertThat(outside).isEmptyDirectory();
   }

@@ -21,6 +21,12 @@ public final class RunContract {
   /** The variable that names {@link #CREDENTIALS_DIR} to the workload. */
   public static final String CREDENTIALS_ENV = "AGENT_SANDBOX_CREDENTIALS";
 
+  /**
+   * The variable that holds the run's id, so that a workload can call its own endpoints (read its
+   * status with its {@code run-token} credential) and name its run in what it reports.
+   */
+  public static final String RUN_ID_ENV = "AGENT_SANDBOX_RUN_ID";
+
   /** The top folder name of the archive {@link Sandbox#outputs()} returns. */
   public static final String OUT_ARCHIVE_FOLDER = "out";
 

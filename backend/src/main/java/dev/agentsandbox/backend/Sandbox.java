@@ -17,6 +17,16 @@ public interface Sandbox extends AutoCloseable {
   String runtime();
 
   /**
+   * The content-addressed id of the image the workload was created from ({@code sha256:...}), as
+   * the backend resolved it at launch: what ran, whatever the image's name points at later.
+   *
+   * @return empty when this backend cannot name it
+   */
+  default java.util.Optional<String> imageId() {
+    return java.util.Optional.empty();
+  }
+
+  /**
    * Waits until the workload ends or the deadline passes, killing it at the deadline. Output and
    * egress decisions reach the launch's {@link SandboxListener} before this returns.
    *

@@ -23,6 +23,15 @@ public interface SandboxBackend {
     return false;
   }
 
+  /**
+   * Whether this backend fences a run's proxy to the pods of an in-cluster service, so that an
+   * internal destination named as a service (namespace and pod labels) means what it says. The run
+   * service refuses a run whose agent has one on a backend that does not.
+   */
+  default boolean reachesClusterServices() {
+    return false;
+  }
+
   /** Checks whether this host can run sandboxes of this kind now, and how strongly isolated. */
   Probe probe();
 

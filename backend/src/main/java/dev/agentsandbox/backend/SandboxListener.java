@@ -6,8 +6,19 @@ package dev.agentsandbox.backend;
  * and must not block for long.
  */
 public interface SandboxListener {
-  /** A chunk of the workload's combined standard output and error, in order. */
+  /**
+   * A chunk of the workload's standard output, in order; on a backend that does not keep the two
+   * apart, its combined standard output and error.
+   */
   void onOutput(byte[] chunk);
+
+  /**
+   * A chunk of the workload's standard error, in order, from a backend that keeps it apart from
+   * standard output (Docker does). By default it joins the output.
+   */
+  default void onErrorOutput(byte[] chunk) {
+    onOutput(chunk);
+  }
 
   /**
    * One decision of the run's egress proxy, as the JSON line the proxy wrote (see docs/proxy.md).

@@ -41,7 +41,7 @@ final class ComparedProxySetups {
         "--allow",
         allowFlag(upstreamPort),
         "--internal-cidr",
-        UPSTREAM_ADDRESS + "/32",
+        UPSTREAM_ADDRESS + "/32:" + upstreamPort,
         "--hosts",
         hostsFile.toString(),
         "--decisions",

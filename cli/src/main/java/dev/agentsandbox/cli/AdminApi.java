@@ -42,6 +42,11 @@ final class AdminApi implements AutoCloseable {
     this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
   }
 
+  /** The service's base URL, as given. */
+  String base() {
+    return base;
+  }
+
   /** An answer: status, the ETag if any, the body. */
   record Answer(int status, String etag, String body) {
     JsonNode json() throws IOException {
@@ -98,9 +103,24 @@ final class AdminApi implements AutoCloseable {
     return HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body));
   }
 
-  /** Opens a streamed GET; the caller reads and closes the body. */
-  InputStream stream(String what, String path) throws IOException, InterruptedException {
-    HttpRequest request = request(path, Duration.ofHours(5)).GET().build();
+  /**
+   * Opens a run's output stream asking for each line tagged with its stream ({@code
+   * application/x-ndjson}); the caller reads and closes the body, whichever type the server chose.
+   */
+  HttpResponse<InputStream> output(String what, String runId)
+      throws IOException, InterruptedException {
+    return open(what, RUNS + "/" + runId + "/output", Duration.ofHours(5), "application/x-ndjson");
+  }
+
+  /** Opens a streamed GET with its headers; the caller reads and closes the body. */
+  HttpResponse<InputStream> open(String what, String path, Duration timeout)
+      throws IOException, InterruptedException {
+    return open(what, path, timeout, "*/*");
+  }
+
+  private HttpResponse<InputStream> open(String what, String path, Duration timeout, String accept)
+      throws IOException, InterruptedException {
+    HttpRequest request = request(path, timeout).header("Accept", accept).GET().build();
     HttpResponse<InputStream> response;
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
@@ -114,7 +134,7 @@ final class AdminApi implements AutoCloseable {
       }
       throw ApiCallException.of(what, new Answer(response.statusCode(), null, body));
     }
-    return response.body();
+    return response;
   }
 
   private static IOException unreachable(HttpRequest request, ConnectException cause) {

@@ -26,18 +26,22 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-/** {@code agent-sandbox audit tail|query|verify|export}: the audit log, straight on the store. */
+/**
+ * {@code agent-sandbox audit tail|query|verify|export}: the audit log, straight on the store; and
+ * {@code audit run}, one run's audit trail through the API.
+ */
 @Command(
     name = "audit",
     footerHeading = "%nExamples:%n",
-    footer = {"  agent-sandbox audit tail -n 20"},
+    footer = {"  agent-sandbox audit tail -n 20", "  agent-sandbox audit run RUN_ID"},
     mixinStandardHelpOptions = true,
     description = "Read, export and verify the hash-chained audit log",
     subcommands = {
       AuditCommand.Tail.class,
       AuditCommand.Query.class,
       AuditCommand.Verify.class,
-      AuditCommand.Export.class
+      AuditCommand.Export.class,
+      AuditCommand.RunTrail.class
     })
 final class AuditCommand implements Runnable {
   @Spec CommandSpec spec;
@@ -45,7 +49,7 @@ final class AuditCommand implements Runnable {
   @Override
   public void run() {
     throw new ParameterException(
-        spec.commandLine(), "name a subcommand: tail, query, verify or export");
+        spec.commandLine(), "name a subcommand: tail, query, verify, export or run");
   }
 
   /** Filters shared by query and export. */
@@ -115,7 +119,7 @@ final class AuditCommand implements Runnable {
   @Command(
       name = "tail",
       footerHeading = "%nExamples:%n",
-      footer = {"  agent-sandbox audit tail -n 20"},
+      footer = {"  agent-sandbox audit tail -n 20", "  agent-sandbox audit run RUN_ID"},
       mixinStandardHelpOptions = true,
       description = "Prints the newest rows as JSON lines; with --follow, keeps printing new ones.")
   static final class Tail implements Callable<Integer> {
@@ -277,6 +281,39 @@ final class AuditCommand implements Runnable {
         }
       }
       return 0;
+    }
+  }
+
+  @Command(
+      name = "run",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Show one run's audit trail: who launched it, what ran, what was allowed and denied, how"
+            + " it ended",
+        "",
+        "The same view as runs timeline, read through the API (GET .../runs/{id}/timeline), with"
+            + " each audit row's id and whether the chain verifies up to the newest of them."
+            + " Exits 1 when it does not."
+      },
+      footerHeading = "%nExamples:%n",
+      footer = {
+        "  agent-sandbox audit run RUN_ID",
+        "  agent-sandbox audit run RUN_ID -o json > evidence.json"
+      })
+  static final class RunTrail implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin ApiConnection api;
+    @Mixin Printer printer;
+
+    @picocli.CommandLine.Parameters(paramLabel = "RUN_ID", description = "The run")
+    String runId;
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+      try (AdminApi client = api.open(spec)) {
+        return TimelineView.print(
+            client, runId, printer, spec.commandLine().getOut(), Terminal.detect(api.env));
+      }
     }
   }
 }

@@ -10,7 +10,6 @@ import dev.agentsandbox.backend.k8s.KubernetesBackendConfig;
 import dev.agentsandbox.backend.k8s.LeaderElectedReaper;
 import dev.agentsandbox.backend.microvm.MicroVmBackend;
 import dev.agentsandbox.backend.microvm.MicroVmConfig;
-import dev.agentsandbox.policy.net.InternalRanges;
 import dev.agentsandbox.policy.net.IpLiteral;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
@@ -35,7 +34,7 @@ final class Backends {
 
   static RunWiring wiring(ServeCommand options, PrintWriter out) {
     String instance = instanceId(options.instanceId);
-    OperatorEgress operator = operator(options.internalCidrs, options.proxyHosts);
+    OperatorEgress operator = operator(options.proxyHosts);
     List<SandboxBackend> backends = new ArrayList<>();
     if (!options.microvmAccel.equals("off")) {
       if (!options.microvmAccel.equals("kvm") && !options.microvmAccel.equals("tcg")) {
@@ -133,12 +132,7 @@ final class Backends {
         runtime);
   }
 
-  static OperatorEgress operator(List<String> internalCidrs, List<String> proxyHosts) {
-    try {
-      InternalRanges.parse(internalCidrs);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("--internal-cidr: " + e.getMessage(), e);
-    }
+  static OperatorEgress operator(List<String> proxyHosts) {
     Map<String, List<String>> hosts = new LinkedHashMap<>();
     for (String mapping : proxyHosts) {
       int eq = mapping.indexOf('=');
@@ -159,7 +153,7 @@ final class Backends {
       }
       hosts.put(mapping.substring(0, eq).toLowerCase(java.util.Locale.ROOT), addresses);
     }
-    return new OperatorEgress(internalCidrs, hosts);
+    return new OperatorEgress(hosts);
   }
 
   private static String instanceId(String option) {

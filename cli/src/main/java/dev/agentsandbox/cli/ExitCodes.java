@@ -10,6 +10,9 @@ import java.io.PrintWriter;
  * with 125 to 127.
  */
 final class ExitCodes {
+  /** The run ended, but {@code --artifacts} could not save all of its artifacts. */
+  static final int ARTIFACTS_NOT_SAVED = 120;
+
   /** The command line could not follow the run to its end (the server went away). */
   static final int LOST = 121;
 

@@ -3,10 +3,7 @@ package dev.agentsandbox.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.Loosening;
-import dev.agentsandbox.policy.config.Loosenings;
-import dev.agentsandbox.policy.config.SandboxConfig;
 import dev.agentsandbox.server.http.Json;
 import java.io.IOException;
 import java.util.List;
@@ -17,17 +14,20 @@ import java.util.List;
  * the same {@code policy} code the server enforces so they can be shown before saving.
  */
 enum GovernedDocument {
-  SANDBOX_CONFIG("agent-sandbox", AdminApi.BASE),
-  EGRESS_POLICY("egress-policy", AdminApi.EGRESS_POLICY);
+  SANDBOX_CONFIG(dev.agentsandbox.server.governance.GovernedDocument.SANDBOX, AdminApi.BASE),
+  EGRESS_POLICY(
+      dev.agentsandbox.server.governance.GovernedDocument.EGRESS_POLICY, AdminApi.EGRESS_POLICY);
 
   private static final ObjectMapper EXACT = Json.mapper();
   private static final ObjectMapper PLAIN = new ObjectMapper();
 
-  private final String key;
+  /** The server's description of the document: its key, reader and loosening rules. */
+  private final dev.agentsandbox.server.governance.GovernedDocument<?> governed;
+
   private final String path;
 
-  GovernedDocument(String key, String path) {
-    this.key = key;
+  GovernedDocument(dev.agentsandbox.server.governance.GovernedDocument<?> governed, String path) {
+    this.governed = governed;
     this.path = path;
   }
 
@@ -36,7 +36,7 @@ enum GovernedDocument {
   }
 
   String key() {
-    return key;
+    return governed.key();
   }
 
   String path() {
@@ -66,12 +66,16 @@ enum GovernedDocument {
    *     after}
    */
   List<Loosening> loosenings(JsonNode before, JsonNode after) throws IOException {
-    Object old = plain(before);
-    Object now = plain(after);
-    return switch (this) {
-      case SANDBOX_CONFIG -> Loosenings.between(SandboxConfig.read(old), SandboxConfig.read(now));
-      case EGRESS_POLICY -> Loosenings.between(EgressPolicy.read(old), EgressPolicy.read(now));
-    };
+    return between(governed, plain(before), plain(after));
+  }
+
+  private static <T> List<Loosening> between(
+      dev.agentsandbox.server.governance.GovernedDocument<T> governed,
+      Object before,
+      Object after) {
+    return governed
+        .loosenings()
+        .apply(governed.reader().apply(before), governed.reader().apply(after));
   }
 
   /** Plain values with exact decimals, without version and reason, as the server reads them. */

@@ -22,7 +22,9 @@ import picocli.CommandLine.Command;
       "0:success",
       "1:the operation failed (the message says why)",
       "2:the command line was wrong",
-      "121-125:run only: lost, backend failure, killed, timed out, refused (run --help)"
+      "3:drill only: a layer did not hold (drill --help)",
+      "120-125:run only: artifacts not saved, lost, backend failure, killed, timed out, refused"
+          + " (run --help)"
     },
     footerHeading = "%nExamples:%n",
     footer = {
@@ -34,12 +36,14 @@ import picocli.CommandLine.Command;
     subcommands = {
       RunCommand.Run.class,
       RunsCommand.class,
+      ArtifactsCommand.class,
       RunCommand.Plan.class,
       ConfigCommand.class,
       LoginCommand.class,
       ServeCommand.class,
       TokenCommand.class,
       AuditCommand.class,
+      DrillCommand.class,
       ProxyCommand.class,
       CompletionCommand.class,
       CommandLine.HelpCommand.class

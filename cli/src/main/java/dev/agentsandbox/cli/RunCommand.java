@@ -75,8 +75,9 @@ final class RunCommand {
       description = {
         "Run a command in a sandbox: its output and refusals as they happen",
         "",
-        "The workload's output goes to stdout as it is produced (the backends combine stdout and"
-            + " stderr into one stream), each egress refusal to stderr as `denied: HOST:PORT"
+        "The workload's output goes to stdout as it is produced, its stderr to stderr where the"
+            + " backend keeps them apart (Docker; microVM and Kubernetes give one stream), each"
+            + " egress refusal to stderr as `denied: HOST:PORT"
             + " REASON`, and the command exits with the workload's exit status. Ctrl-C kills the"
             + " run (a second Ctrl-C stops waiting for it); --detach prints the run id and"
             + " returns at once; --json waits and prints the whole result as one JSON document."
@@ -84,6 +85,7 @@ final class RunCommand {
       exitCodeListHeading = "%nExit codes:%n",
       exitCodeList = {
         "0-255:the workload's own exit status, when it exited",
+        "120:the run ended but --artifacts could not save all its artifacts",
         "121:lost the run: the server went away while following it",
         "122:backend failure: the run failed outside the workload",
         "123:killed (Ctrl-C, runs kill, server shutdown)",
@@ -95,7 +97,8 @@ final class RunCommand {
       footer = {
         "  agent-sandbox run --agent helper -- python job.py",
         "  agent-sandbox run --agent helper -e JOB_ID=42 --detach -- sh -c 'make test'",
-        "  agent-sandbox run --agent helper --json -- true | jq .egress"
+        "  agent-sandbox run --agent helper --json -- true | jq .egress",
+        "  agent-sandbox run --agent planner --artifacts ./review -- terraform plan -out out/plan"
       })
   static final class Run implements Callable<Integer> {
     @Spec CommandSpec spec;
@@ -114,10 +117,23 @@ final class RunCommand {
                 + " decision) as one JSON document")
     boolean json;
 
+    @Option(
+        names = "--artifacts",
+        paramLabel = "DIR",
+        description =
+            "When the run has ended, download the files it left in /workspace/out into DIR, each"
+                + " checked against its SHA-256 (as artifacts get does)")
+    java.nio.file.Path artifacts;
+
     @Override
     public Integer call() throws IOException, InterruptedException {
       if (detach && json) {
         throw new ParameterException(spec.commandLine(), "--detach and --json exclude each other");
+      }
+      if (detach && artifacts != null) {
+        throw new ParameterException(
+            spec.commandLine(),
+            "--artifacts waits for the end, --detach does not: use artifacts get RUN_ID later");
       }
       PrintWriter out = spec.commandLine().getOut();
       PrintWriter err = spec.commandLine().getErr();
@@ -126,6 +142,7 @@ final class RunCommand {
         if (json) {
           return whole(client, out, err, terminal);
         }
+
         String runId;
         try {
           JsonNode started =
@@ -151,8 +168,39 @@ final class RunCommand {
         }
         RunFollower follower = new RunFollower(client, runId, out, err, terminal);
         follower.killOnInterrupt();
-        return follower.follow();
+        return withArtifacts(client, runId, follower.follow(), err);
       }
+    }
+
+    /**
+     * Downloads the run's artifacts when {@code --artifacts} was given, writing what it saved on
+     * stderr (stdout is the workload's); the run's own code unless something was not saved.
+     */
+    private int withArtifacts(AdminApi client, String runId, int code, PrintWriter err)
+        throws IOException, InterruptedException {
+      if (artifacts == null || code == ExitCodes.LOST) {
+        return code;
+      }
+      int saved;
+      try {
+        saved = ArtifactsCommand.save(client, runId, null, artifacts, err, err);
+      } catch (IOException | ApiCallException e) {
+        err.println("agent-sandbox run: " + e.getMessage());
+        saved = Main.FAILED;
+      }
+      if (saved == 0) {
+        return code;
+      }
+      err.println(
+          "agent-sandbox: run "
+              + runId
+              + " ended with exit code "
+              + code
+              + ", but its artifacts were not all saved (exit code "
+              + ExitCodes.ARTIFACTS_NOT_SAVED
+              + ")");
+      err.flush();
+      return ExitCodes.ARTIFACTS_NOT_SAVED;
     }
 
     private int whole(AdminApi client, PrintWriter out, PrintWriter err, Terminal terminal)
@@ -179,7 +227,8 @@ final class RunCommand {
       out.println(answer.body());
       out.flush();
       JsonNode run = answer.json();
-      return ExitCodes.of(run, run.path("run_id").asText(), err, terminal);
+      String runId = run.path("run_id").asText();
+      return withArtifacts(client, runId, ExitCodes.of(run, runId, err, terminal), err);
     }
   }
 

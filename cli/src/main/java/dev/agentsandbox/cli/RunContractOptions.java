@@ -15,6 +15,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
@@ -70,9 +72,30 @@ final class RunContractOptions {
               Duration.ofSeconds(options.credentialCommandTimeout),
               Clock.systemUTC()));
     }
-    return new RunContractServices.Config(
-        Optional.of(RunContractServices.Artifacts.of(store, dataDir.resolve("artifacts-spool"))),
-        jwt,
-        commands);
+    RunContractServices.Artifacts artifacts =
+        RunContractServices.Artifacts.of(store, dataDir.resolve("artifacts-spool"));
+    if (options.artifactsRetention != null) {
+      artifacts = artifacts.keptFor(retention(options.artifactsRetention));
+    }
+    return new RunContractServices.Config(Optional.of(artifacts), jwt, commands);
+  }
+
+  private static final Pattern AGE = Pattern.compile("([1-9][0-9]{0,5})([mhd])");
+
+  /** {@code 90m}, {@code 12h}, {@code 30d}: at least a minute, at most 999999 days. */
+  static Duration retention(String value) {
+    Matcher age = AGE.matcher(value);
+    if (!age.matches()) {
+      throw new IllegalArgumentException(
+          "--artifacts-retention '"
+              + value
+              + "': expected a positive age in minutes, hours or days (90m, 12h, 30d)");
+    }
+    long n = Long.parseLong(age.group(1));
+    return switch (age.group(2)) {
+      case "m" -> Duration.ofMinutes(n);
+      case "h" -> Duration.ofHours(n);
+      default -> Duration.ofDays(n);
+    };
   }
 }

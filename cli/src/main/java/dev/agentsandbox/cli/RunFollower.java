@@ -1,11 +1,14 @@
 package dev.agentsandbox.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.Reader;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,15 +22,21 @@ import sun.misc.Signal;
  * Ctrl-C asks the server to kill the run and keeps following until it has ended; a second Ctrl-C
  * stops waiting.
  *
- * <p>The output comes from the streamed {@code /output} endpoint; refusals from polling the run,
- * whose {@code egress} list grows while it is live (the same decisions the proxy reports and the
- * audit log records).
+ * <p>The output comes from the streamed {@code /output} endpoint, each line tagged with the stream
+ * it came from, so the workload's standard error goes to stderr where the backend keeps it apart
+ * (Docker); refusals from polling the run, whose {@code egress} list grows while it is live (the
+ * same decisions the proxy reports and the audit log records).
  */
 final class RunFollower {
   static final Set<String> ENDED = Set.of("exited", "deadline", "killed", "failed");
 
+  private static final ObjectMapper JSON = new ObjectMapper();
+
   /** How often the run is polled for new decisions while its output streams. */
   private static final Duration POLL = Duration.ofMillis(500);
+
+  /** How long a run may stay pending before a person at a terminal is told it still is. */
+  private static final Duration PENDING_NOTICE = Duration.ofSeconds(3);
 
   /** How long to wait for the run's end once its output ended (teardown included). */
   private static final Duration END_WAIT = Duration.ofMinutes(2);
@@ -39,6 +48,8 @@ final class RunFollower {
   private final Terminal terminal;
   private final AtomicBoolean killAsked = new AtomicBoolean();
   private final AtomicBoolean announcedStart = new AtomicBoolean();
+  private final AtomicBoolean announcedPending = new AtomicBoolean();
+  private final Instant followedSince = Instant.now();
   private int decisionsSeen;
 
   RunFollower(AdminApi api, String runId, PrintWriter out, PrintWriter err, Terminal terminal) {
@@ -52,16 +63,8 @@ final class RunFollower {
   /** Follows the run to its end; returns the command's exit code. */
   int follow() throws IOException, InterruptedException {
     Thread poller = Thread.ofVirtual().name("decisions-" + runId).start(this::pollDecisions);
-    try (InputStream stream = api.stream("follow the output of run " + runId, outputPath());
-        Reader reader = new InputStreamReader(stream, StandardCharsets.UTF_8)) {
-      char[] buffer = new char[8192];
-      int read;
-      while ((read = reader.read(buffer)) >= 0) {
-        synchronized (out) {
-          out.write(buffer, 0, read);
-          out.flush();
-        }
-      }
+    try {
+      copyOutput(api.output("follow the output of run " + runId, runId), out, err);
     } catch (IOException e) {
       poller.interrupt();
       err.println(
@@ -153,6 +156,18 @@ final class RunFollower {
 
   private void announce(JsonNode run) {
     if (terminal.interactive()
+        && run.path("status").asText().equals("pending")
+        && Duration.between(followedSince, Instant.now()).compareTo(PENDING_NOTICE) >= 0
+        && announcedPending.compareAndSet(false, true)) {
+      report(
+          terminal.dim(
+              "run "
+                  + runId
+                  + " pending: "
+                  + run.path("backend").asText("the backend")
+                  + " is still creating its sandbox (networks, proxy, workload)..."));
+    }
+    if (terminal.interactive()
         && run.path("status").asText().equals("running")
         && announcedStart.compareAndSet(false, true)) {
       report(
@@ -200,8 +215,48 @@ final class RunFollower {
     }
   }
 
-  private String outputPath() {
-    return AdminApi.RUNS + "/" + runId + "/output";
+  /**
+   * Copies a run's output stream as it arrives: with each line tagged ({@code
+   * application/x-ndjson}), the workload's standard output to {@code out} and its standard error to
+   * {@code err}; a plain-text answer (a server that does not tag) all to {@code out}. Both writers
+   * are locked while written, since refusals are printed on {@code err} from another thread.
+   */
+  static void copyOutput(HttpResponse<InputStream> response, PrintWriter out, PrintWriter err)
+      throws IOException {
+    String type = response.headers().firstValue("Content-Type").orElse("");
+    try (InputStream stream = response.body();
+        Reader reader = new InputStreamReader(stream, StandardCharsets.UTF_8)) {
+      if (!type.startsWith("application/x-ndjson")) {
+        char[] buffer = new char[8192];
+        int read;
+        while ((read = reader.read(buffer)) >= 0) {
+          synchronized (out) {
+            out.write(buffer, 0, read);
+            out.flush();
+          }
+        }
+        return;
+      }
+      BufferedReader lines = new BufferedReader(reader);
+      String line;
+      while ((line = lines.readLine()) != null) {
+        if (line.isBlank()) {
+          continue;
+        }
+        JsonNode tagged = JSON.readTree(line);
+        PrintWriter to = tagged.has("stderr") ? err : out;
+        String text =
+            tagged.has("skipped_lines")
+                ? "[agent-sandbox: "
+                    + tagged.path("skipped_lines").asLong()
+                    + " lines left the retained tail unread]\n"
+                : tagged.path(tagged.has("stderr") ? "stderr" : "stdout").asText("");
+        synchronized (to) {
+          to.print(text);
+          to.flush();
+        }
+      }
+    }
   }
 
   private void report(String message) {

@@ -2,11 +2,7 @@ package dev.agentsandbox.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -22,18 +18,22 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code agent-sandbox runs list|get|logs|kill}: runs as a resource, like {@code kubectl get}. */
+/**
+ * {@code agent-sandbox runs list|get|logs|kill|timeline}: runs as a resource, like {@code kubectl
+ * get}.
+ */
 @Command(
     name = "runs",
     mixinStandardHelpOptions = true,
-    description = "List, inspect, follow and kill runs",
+    description = "List, inspect, follow and kill runs; read a run's timeline",
     footerHeading = "%nExamples:%n",
     footer = {"  agent-sandbox runs list --status running", "  agent-sandbox runs logs -f RUN_ID"},
     subcommands = {
       RunsCommand.ListRuns.class,
       RunsCommand.Get.class,
       RunsCommand.Logs.class,
-      RunsCommand.Kill.class
+      RunsCommand.Kill.class,
+      RunsCommand.Timeline.class
     })
 final class RunsCommand implements Runnable {
   static final List<String> HEADERS =
@@ -43,7 +43,8 @@ final class RunsCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "name a subcommand: list, get, logs or kill");
+    throw new ParameterException(
+        spec.commandLine(), "name a subcommand: list, get, logs, kill or timeline");
   }
 
   /** One table row of a run, from either the list's items or a full run. */
@@ -71,6 +72,7 @@ final class RunsCommand implements Runnable {
       footer = {
         "  agent-sandbox runs list",
         "  agent-sandbox runs list --agent helper --status killed --since 2h -o json",
+        "  agent-sandbox runs list --label owner=alice --label task-ref=JIRA-1042",
         "  agent-sandbox runs list --status running --no-headers | cut -d' ' -f1"
       })
   static final class ListRuns implements Callable<Integer> {
@@ -97,6 +99,12 @@ final class RunsCommand implements Runnable {
     String since;
 
     @Option(
+        names = {"-l", "--label"},
+        paramLabel = "KEY=VALUE",
+        description = "Only runs carrying this label; repeatable (runs carrying every one)")
+    List<String> labels = List.of();
+
+    @Option(
         names = "--limit",
         paramLabel = "N",
         description = "At most N runs, 1 to 500 (default 50)")
@@ -108,6 +116,11 @@ final class RunsCommand implements Runnable {
       query.put("agent", agent);
       query.put("status", status);
       query.put("since", since);
+      if (!labels.isEmpty()) {
+        List<String> pairs = new ArrayList<>();
+        RunCommand.pairs(spec, "--label", labels).forEach((k, v) -> pairs.add(k + "=" + v));
+        query.put("label", String.join(",", pairs));
+      }
       query.put("limit", limit == null ? null : limit.toString());
       try (AdminApi client = api.open(spec)) {
         JsonNode answer = client.get("list runs", AdminApi.path(AdminApi.RUNS, query));
@@ -157,8 +170,9 @@ final class RunsCommand implements Runnable {
       description = {
         "Print a run's redacted output; -f follows it until the run ends.",
         "",
-        "Without -f: the retained tail (the last 64 KiB). With -f: the retained lines, then new"
-            + " ones as the workload writes them."
+        "Without -f: the retained tail (the last 64 KiB), standard output and error together."
+            + " With -f: the retained lines, then new ones as the workload writes them, its"
+            + " standard error on stderr where the backend keeps it apart (Docker)."
       },
       footerHeading = "%nExamples:%n",
       footer = {"  agent-sandbox runs logs RUN_ID", "  agent-sandbox runs logs -f RUN_ID"})
@@ -184,17 +198,10 @@ final class RunsCommand implements Runnable {
           out.flush();
           return 0;
         }
-        try (InputStream stream =
-                client.stream(
-                    "follow the output of run " + runId, AdminApi.RUNS + "/" + runId + "/output");
-            Reader reader = new InputStreamReader(stream, StandardCharsets.UTF_8)) {
-          char[] buffer = new char[8192];
-          int read;
-          while ((read = reader.read(buffer)) >= 0) {
-            out.write(buffer, 0, read);
-            out.flush();
-          }
-        }
+        RunFollower.copyOutput(
+            client.output("follow the output of run " + runId, runId),
+            out,
+            spec.commandLine().getErr());
         return 0;
       }
     }
@@ -234,6 +241,39 @@ final class RunsCommand implements Runnable {
               List.of(List.of(answer.path("run_id").asText(), answer.path("status").asText())));
         }
         return 0;
+      }
+    }
+  }
+
+  @Command(
+      name = "timeline",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Show a run's timeline: who launched it, what ran, what was allowed and denied, how it"
+            + " ended.",
+        "",
+        "Every audit row of the run in order (time, audit row id, kind, summary) and whether the"
+            + " audit chain verifies up to the newest of them. -o json|yaml prints the API's"
+            + " whole answer. Exits 1 when the chain does not verify."
+      },
+      footerHeading = "%nExamples:%n",
+      footer = {
+        "  agent-sandbox runs timeline RUN_ID",
+        "  agent-sandbox runs timeline RUN_ID -o json | jq .egress.denied"
+      })
+  static final class Timeline implements Callable<Integer> {
+    @Spec CommandSpec spec;
+    @Mixin ApiConnection api;
+    @Mixin Printer printer;
+
+    @Parameters(paramLabel = "RUN_ID", description = "The run")
+    String runId;
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+      try (AdminApi client = api.open(spec)) {
+        return TimelineView.print(
+            client, runId, printer, spec.commandLine().getOut(), Terminal.detect(api.env));
       }
     }
   }

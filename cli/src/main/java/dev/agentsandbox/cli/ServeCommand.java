@@ -62,14 +62,6 @@ final class ServeCommand implements Callable<Integer> {
   String instanceId;
 
   @Option(
-      names = "--internal-cidr",
-      paramLabel = "CIDR",
-      description =
-          "An internal destination (LLM gateway, package mirror) that allowed names may resolve"
-              + " to; repeatable. Metadata addresses stay refused inside it.")
-  List<String> internalCidrs = new ArrayList<>();
-
-  @Option(
       names = "--proxy-host",
       paramLabel = "NAME=IP[,IP...]",
       description =
@@ -186,6 +178,15 @@ final class ServeCommand implements Callable<Integer> {
   String artifactsS3Prefix = "runs/";
 
   @Option(
+      names = "--artifacts-retention",
+      paramLabel = "AGE",
+      description =
+          "Delete a run's artifacts this long after it ended (12h, 30d, ...; checked on every"
+              + " reaper pass, each deletion audited as agent_sandbox.artifacts.expired);"
+              + " default: keep them")
+  String artifactsRetention;
+
+  @Option(
       names = "--jwt-keys",
       paramLabel = "FILE",
       description =
@@ -247,6 +248,7 @@ final class ServeCommand implements Callable<Integer> {
 
   /** Opens the store, ensures the first admin token and starts listening. */
   Running start(PrintWriter out) {
+    WireLogs.silence();
     InetSocketAddress address =
         ListenAddress.parse(setting(listen, "AGENT_SANDBOX_LISTEN", "127.0.0.1:8080"));
     Path data =

@@ -35,6 +35,39 @@ final class CliProcess implements AutoCloseable {
     Thread.ofVirtual().start(() -> read(process.getErrorStream(), err));
   }
 
+  private static final java.util.regex.Pattern LISTENING =
+      java.util.regex.Pattern.compile("listening on (http://\\S+)");
+
+  /**
+   * Reads a {@code serve} process's output until it says where it listens (within 120 s) and
+   * returns that base URL; the rest of its output is drained in the background so its pipe never
+   * fills.
+   */
+  static String awaitListening(Process serve) throws IOException {
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
+    Instant until = Instant.now().plusSeconds(120);
+    String line;
+    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
+      java.util.regex.Matcher m = LISTENING.matcher(line);
+      if (m.find()) {
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  try {
+                    while (out.readLine() != null) {
+                      // The server's log is not under test.
+                    }
+                  } catch (IOException e) {
+                    // The process ended.
+                  }
+                });
+        return m.group(1);
+      }
+    }
+    throw new AssertionError("serve did not say where it listens within 120 s");
+  }
+
   static CliProcess start(Map<String, String> env, String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(ProcessHandle.current().info().command().orElse("java"));

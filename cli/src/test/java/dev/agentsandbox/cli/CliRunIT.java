@@ -9,9 +9,6 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -20,24 +17,26 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * The command line as a person and a script use it: the packaged jar as a process, against a real
- * {@code serve} process with the Docker backend. Three short runs in all (the daemon is shared).
+ * {@code serve} process with the Docker backend. Five short runs in all (the daemon is shared).
  */
 class CliRunIT {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
   private static final Pattern KILLING = Pattern.compile("killing run ([a-z0-9]{20})");
   private static final Duration RUN_LIMIT = Duration.ofSeconds(150);
   private static final HttpClient HTTP = HttpClient.newHttpClient();
@@ -71,7 +70,7 @@ class CliRunIT {
                 "cli-it-" + ProcessHandle.current().pid())
             .redirectErrorStream(true)
             .start();
-    base = awaitListening(serve);
+    base = CliProcess.awaitListening(serve);
     token = Files.readString(dir.resolve("admin-token"), StandardCharsets.UTF_8).strip();
     env = Map.of("AGENT_SANDBOX_CONFIG", dir.resolve("cli.yaml").toString(), "NO_COLOR", "1");
     CliProcess login =
@@ -273,6 +272,133 @@ class CliRunIT {
     assertThat(bare.out()).hasSize(lines.size() - 1);
   }
 
+  /**
+   * One run through everything that comes after it: stderr apart from stdout, the labels the list
+   * filters by, the file it left downloaded at the end ({@code --artifacts}) and again with {@code
+   * artifacts get}, each with the listed hash, and its timeline as JSON and as a table.
+   */
+  @Test
+  void aRunsStderrArtifactsLabelsAndTimelineThroughTheCommandLine() throws Exception {
+    Path atEnd = dir.resolve("artifacts-at-end");
+    String owner = "cli-it-" + ProcessHandle.current().pid();
+    CliProcess run =
+        CliProcess.run(
+            env,
+            "",
+            RUN_LIMIT,
+            "run",
+            "--agent",
+            "cli",
+            "--label",
+            "owner=" + owner,
+            "--label",
+            "task-ref=T-15",
+            "--artifacts",
+            atEnd.toString(),
+            "--",
+            "sh",
+            "-c",
+            "echo to-stdout; echo to-stderr >&2; printf '{\"passed\": 12}' >"
+                + " \"$AGENT_SANDBOX_OUT/result.json\"");
+    assertThat(run.await(Duration.ofSeconds(1))).as(run.toString()).isZero();
+    assertThat(run.outText()).isEqualTo("to-stdout");
+    assertThat(run.errText()).contains("to-stderr");
+    byte[] expected = "{\"passed\": 12}".getBytes(StandardCharsets.UTF_8);
+    Path savedAtEnd = atEnd.toRealPath().resolve("result.json");
+    assertThat(run.errText()).contains(savedAtEnd.toString());
+    assertThat(Files.readAllBytes(savedAtEnd)).isEqualTo(expected);
+
+    CliProcess labelled =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "runs",
+            "list",
+            "--label",
+            "owner=" + owner,
+            "-o",
+            "json");
+    JsonNode listed = JSON.readTree(labelled.outText()).path("runs");
+    assertThat(listed).as(labelled.toString()).hasSize(1);
+    String runId = listed.get(0).path("run_id").asText();
+    runIds.add(runId);
+    CliProcess both =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "runs",
+            "list",
+            "-l",
+            "owner=" + owner,
+            "-l",
+            "task-ref=T-15",
+            "--no-headers");
+    assertThat(both.outText()).startsWith(runId + "  cli ");
+    assertThat(both.out()).hasSize(1);
+    CliProcess other =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "runs",
+            "list",
+            "--label",
+            "owner=nobody",
+            "-o",
+            "json");
+    assertThat(JSON.readTree(other.outText()).path("runs")).isEmpty();
+
+    CliProcess list =
+        CliProcess.run(env, "", Duration.ofSeconds(60), "artifacts", "list", runId, "-o", "json");
+    JsonNode artifact = JSON.readTree(list.outText()).path("artifacts").get(0);
+    assertThat(artifact.path("path").asText()).isEqualTo("result.json");
+    assertThat(artifact.path("sha256").asText()).isEqualTo(ArtifactDownloadTest.sha256(expected));
+    Path later = dir.resolve("artifacts-later");
+    CliProcess get =
+        CliProcess.run(
+            env, "", Duration.ofSeconds(60), "artifacts", "get", runId, "-o", later.toString());
+    assertThat(get.await(Duration.ofSeconds(1))).as(get.toString()).isZero();
+    Path saved = later.toRealPath().resolve("result.json");
+    assertThat(get.outText()).isEqualTo(saved.toString());
+    assertThat(ArtifactDownloadTest.sha256(Files.readAllBytes(saved)))
+        .isEqualTo(artifact.path("sha256").asText());
+
+    CliProcess json =
+        CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "timeline", runId, "-o", "json");
+    assertThat(json.await(Duration.ofSeconds(1))).as(json.toString()).isZero();
+    JsonNode timeline = JSON.readTree(json.outText());
+    assertThat(timeline.path("labels").path("owner").asText()).isEqualTo(owner);
+    assertThat(timeline.path("chain").path("verified").asBoolean()).isTrue();
+    List<String> types = new ArrayList<>();
+    timeline.path("events").forEach(e -> types.add(e.path("type").asText()));
+    assertThat(types)
+        .containsSubsequence(
+            "agent_sandbox.launch", "agent_sandbox.artifacts", "agent_sandbox.teardown");
+
+    CliProcess table = CliProcess.run(env, "", Duration.ofSeconds(60), "audit", "run", runId);
+    assertThat(table.await(Duration.ofSeconds(1))).as(table.toString()).isZero();
+    List<String> lines = table.out().stream().map(CliProcess.Line::text).toList();
+    assertThat(lines.getFirst()).isEqualTo("Run        " + runId + " (agent cli)");
+    assertThat(lines).contains("Egress     0 denied, 0 allowed (first connection per host)");
+    List<String> rows =
+        lines.stream().dropWhile(l -> !l.startsWith("TIME")).takeWhile(l -> !l.isEmpty()).toList();
+    assertThat(rows).hasSize(types.size() + 1);
+    assertLinedUp(rows);
+    assertThat(rows.get(1)).contains("launch").contains("by admin");
+    assertThat(rows).anySatisfy(r -> assertThat(r).contains("artifacts").contains("result.json"));
+    JsonNode last = timeline.path("events").get(types.size() - 1);
+    assertThat(lines.getLast())
+        .startsWith("Audit chain verified up to row " + last.path("id").asText() + " (hash ");
+    CliProcess same =
+        CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "timeline", runId, "--no-headers");
+    assertThat(same.out().stream().map(l -> l.text().replaceAll(" {2,}", "  ")).toList())
+        .as("the same rows without the header (columns narrower without it)")
+        .isEqualTo(
+            rows.subList(1, rows.size()).stream().map(l -> l.replaceAll(" {2,}", "  ")).toList());
+  }
+
   @Test
   void configEditShowsTheLooseningAndRequiresAReason() throws Exception {
     Path editor = dir.resolve("add-agent.sh");
@@ -430,6 +556,32 @@ class CliRunIT {
       Matcher id = Pattern.compile("run ([a-z0-9]{20}) running").matcher(screen);
       assertThat(id.find()).isTrue();
       runIds.add(id.group(1));
+
+      // The same run's audit trail, in a pane wide enough for its summaries.
+      tmux(
+          socket,
+          "new-session",
+          "-d",
+          "-s",
+          "trail",
+          "-x",
+          "160",
+          "-y",
+          "30",
+          "env -u NO_COLOR PATH="
+              + bin
+              + ":/usr/bin:/bin AGENT_SANDBOX_CONFIG="
+              + env.get("AGENT_SANDBOX_CONFIG")
+              + " 'PS1=$ ' bash --norc --noprofile");
+      awaitPrompt(socket, "trail", "$");
+      type(socket, "trail", "agent-sandbox audit run " + id.group(1));
+      String trail = awaitPrompt(socket, "trail", "Audit chain verified up to row");
+      Files.writeString(Path.of("target", "cli-audit-run.txt"), trail);
+      assertThat(trail)
+          .contains("Run        " + id.group(1) + " (agent cli)")
+          .contains("Egress     1 denied, 0 allowed")
+          .containsPattern("egress\\.deny +deny api\\.denied\\.test:443 not-allowed")
+          .containsPattern("teardown +exited with status 3, everything removed");
     } finally {
       tmux(socket, "kill-server");
     }
@@ -458,23 +610,42 @@ class CliRunIT {
   }
 
   private static void type(Path socket, String line) throws Exception {
-    tmux(socket, "send-keys", "-t", "cli", "-l", line);
-    tmux(socket, "send-keys", "-t", "cli", "Enter");
+    type(socket, "cli", line);
+  }
+
+  private static void type(Path socket, String session, String line) throws Exception {
+    tmux(socket, "send-keys", "-t", session, "-l", line);
+    tmux(socket, "send-keys", "-t", session, "Enter");
+  }
+
+  private static String awaitPrompt(Path socket, String wanted) throws Exception {
+    return awaitPrompt(socket, "cli", wanted);
   }
 
   /** The pane once it shows {@code wanted} and the prompt is back; bounded. */
-  private static String awaitPrompt(Path socket, String wanted) throws Exception {
-    Instant until = Instant.now().plus(RUN_LIMIT);
-    String screen = "";
-    while (Instant.now().isBefore(until)) {
-      screen = tmux(socket, "capture-pane", "-p", "-t", "cli").stripTrailing();
-      if (screen.contains(wanted) && (screen.equals("$") || screen.endsWith("\n$"))) {
-        return screen + "\n";
-      }
-      Thread.sleep(300);
+  private static String awaitPrompt(Path socket, String session, String wanted) throws Exception {
+    AtomicReference<String> screen = new AtomicReference<>("");
+    try {
+      Awaitility.await()
+          .atMost(RUN_LIMIT)
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(300))
+          .until(
+              () -> {
+                String shown = tmux(socket, "capture-pane", "-p", "-t", session).stripTrailing();
+                screen.set(shown);
+                return shown.contains(wanted) && (shown.equals("$") || shown.endsWith("\n$"));
+              });
+    } catch (ConditionTimeoutException e) {
+      return fail(
+          "the pane did not show "
+              + wanted
+              + " and a prompt within "
+              + RUN_LIMIT
+              + ":\n"
+              + screen.get());
     }
-    return fail(
-        "the pane did not show " + wanted + " and a prompt within " + RUN_LIMIT + ":\n" + screen);
+    return screen.get() + "\n";
   }
 
   /** Every column starts at the same offset on every line, as the header places it. */
@@ -500,17 +671,23 @@ class CliRunIT {
   }
 
   private static String latestRunId() throws Exception {
-    Instant until = Instant.now().plusSeconds(30);
-    while (Instant.now().isBefore(until)) {
-      for (JsonNode run : api("/api/admin/platform/agent-sandbox/runs?limit=5").path("runs")) {
-        if (!runIds.contains(run.path("run_id").asText())
-            && run.path("status").asText().equals("running")) {
-          return run.path("run_id").asText();
-        }
-      }
-      Thread.sleep(200);
-    }
-    return fail("no new running run within 30 s");
+    return Awaitility.await("a new running run")
+        .atMost(Duration.ofSeconds(30))
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(200))
+        .until(
+            () -> {
+              for (JsonNode run :
+                  api("/api/admin/platform/agent-sandbox/runs?limit=5").path("runs")) {
+                if (!runIds.contains(run.path("run_id").asText())
+                    && run.path("status").asText().equals("running")) {
+                  return Optional.of(run.path("run_id").asText());
+                }
+              }
+              return Optional.<String>empty();
+            },
+            Optional::isPresent)
+        .orElseThrow();
   }
 
   private static String status(String runId) throws Exception {
@@ -527,30 +704,5 @@ class CliRunIT {
             HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).as(path + ": " + response.body()).isEqualTo(200);
     return JSON.readTree(response.body());
-  }
-
-  private static String awaitListening(Process process) throws IOException {
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-    Instant until = Instant.now().plusSeconds(120);
-    String line;
-    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        Thread.ofVirtual()
-            .start(
-                () -> {
-                  try {
-                    while (out.readLine() != null) {
-                      // Keeps the pipe from filling; the server's log is not under test.
-                    }
-                  } catch (IOException e) {
-                    // The process ended.
-                  }
-                });
-        return m.group(1);
-      }
-    }
-    return fail("serve did not say where it listens within 120 s");
   }
 }

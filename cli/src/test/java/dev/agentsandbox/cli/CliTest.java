@@ -129,6 +129,10 @@ class CliTest {
       {"--jwt-keys", dir.resolve("missing.json").toString(), "--jwt-active-kid", "k1"},
       {"--jwt-keys", dir.resolve("missing.json").toString()},
       {"--credential-command-timeout", "0"},
+      {"--artifacts-retention", "0d"},
+      {"--artifacts-retention", "30"},
+      {"--artifacts-retention", "10s"},
+      {"--artifacts-retention", "-1d"},
     };
     for (String[] options : bad) {
       ServeCommand serve = new ServeCommand();
@@ -149,7 +153,8 @@ class CliTest {
               () -> serve.start(new PrintWriter(new StringWriter())))
           .as(String.join(" ", options))
           .isInstanceOf(RuntimeException.class)
-          .hasMessageFindingMatch("--credential-command|--jwt|JWT signing keys|absolute");
+          .hasMessageFindingMatch(
+              "--credential-command|--jwt|JWT signing keys|absolute|--artifacts-retention");
     }
   }
 
@@ -168,6 +173,16 @@ class CliTest {
             "--microvm-accel",
             "off");
     RunContractServicesProbe.check(RunContractOptions.config(serve, data), data);
+    assertThat(RunContractOptions.config(serve, data).artifacts().orElseThrow().retention())
+        .as("kept until an operator says otherwise")
+        .isEmpty();
+  }
+
+  @Test
+  void artifactRetentionReadsMinutesHoursAndDays() {
+    assertThat(RunContractOptions.retention("90m")).isEqualTo(java.time.Duration.ofMinutes(90));
+    assertThat(RunContractOptions.retention("12h")).isEqualTo(java.time.Duration.ofHours(12));
+    assertThat(RunContractOptions.retention("30d")).isEqualTo(java.time.Duration.ofDays(30));
   }
 
   @Test

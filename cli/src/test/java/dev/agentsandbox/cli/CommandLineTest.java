@@ -56,12 +56,14 @@ class CommandLineTest {
         .containsExactly(
             "run",
             "runs",
+            "artifacts",
             "plan",
             "config",
             "login",
             "serve",
             "token",
             "audit",
+            "drill",
             "proxy",
             "completion",
             "help");

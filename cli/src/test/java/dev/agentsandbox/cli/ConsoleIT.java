@@ -9,10 +9,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
-import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,13 +20,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -52,15 +47,18 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * driven in Debian's headless Chromium through its chromedriver, one browser session. Signs in, has
  * a loosening refused for a token without {@code governance.weaken} and saved by one with it and a
  * reason, meets a version conflict, shows a plan, starts a run whose output streams while it runs
- * and whose egress table shows a denial, kills it, and reads the audit filtered to that run. Writes
- * a 1280×800 screenshot of each page to {@code target/console-screenshots/}.
+ * and whose egress table shows a denial, kills it, downloads the file it left in {@code
+ * /workspace/out}, reads its timeline, and reads the audit filtered to that run and to its label.
+ * Writes a 1280×800 screenshot of each page to {@code target/console-screenshots/}.
  */
 class ConsoleIT {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
   private static final String CONFIG = "/api/admin/platform/agent-sandbox";
   private static final Path SHOTS = Path.of("target", "console-screenshots");
   private static final Duration WAIT = Duration.ofSeconds(90);
+
+  /** What the run writes to {@code /workspace/out/result.json}, byte for byte. */
+  private static final String RESULT = "{\"from\": \"console-it\", \"answer\": 42}\n";
 
   private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static Process serve;
@@ -69,6 +67,7 @@ class ConsoleIT {
   private static String admin;
   private static String operator;
   private static ChromeDriver browser;
+  private static Path downloads;
   private static final List<String> runIds = new ArrayList<>();
 
   @BeforeAll
@@ -101,7 +100,7 @@ class ConsoleIT {
                 "console-it-" + ProcessHandle.current().pid())
             .redirectErrorStream(true)
             .start();
-    base = awaitListening(serve);
+    base = CliProcess.awaitListening(serve);
     admin = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
     operator =
         createToken(
@@ -135,6 +134,15 @@ class ConsoleIT {
         "--disable-sync",
         "--window-size=1280,800",
         "--user-data-dir=" + Files.createTempDirectory("asb-console-chromium"));
+    // Downloads (an artifact, the audit export) land here, where the test reads them back.
+    downloads = Files.createTempDirectory("asb-console-downloads");
+    options.setExperimentalOption(
+        "prefs",
+        Map.of(
+            "download.default_directory",
+            downloads.toString(),
+            "download.prompt_for_download",
+            false));
     LoggingPreferences logs = new LoggingPreferences();
     logs.enable(LogType.BROWSER, java.util.logging.Level.ALL);
     options.setCapability("goog:loggingPrefs", logs);
@@ -273,9 +281,12 @@ class ConsoleIT {
     waitUntil(() -> "helper".equals(runAgent.getDomProperty("value")));
     find(By.id("run-command"))
         .sendKeys(
-            "sh -c 'echo started; curl -sS -m 10 -o /dev/null -w \"denied=%{http_code}\\n\""
+            "sh -c 'echo started; printf \"{\\\"from\\\": \\\"console-it\\\","
+                + " \\\"answer\\\": 42}\\n\" > /workspace/out/result.json;"
+                + " curl -sS -m 10 -o /dev/null -w \"denied=%{http_code}\\n\""
                 + " http://denied.test/; i=0; while [ $i -lt 240 ]; do echo tick $i;"
                 + " i=$((i+1)); sleep 1; done'");
+    find(By.id("run-labels")).sendKeys("owner=alice, task-ref=CONSOLE-14");
     click(By.id("run-start"));
     waitUntil(() -> browser.getCurrentUrl().matches(".*#/runs/[a-z0-9]{20}$"));
     String runId = browser.getCurrentUrl().replaceAll(".*#/runs/", "");
@@ -293,6 +304,53 @@ class ConsoleIT {
     waitUntil(
         () -> "killed".equals(find(By.cssSelector("#run-state dl")).getAttribute("data-status")));
     waitUntil(() -> "true".equals(output.getAttribute("data-ended")));
+
+    // Its artifact, listed with its size and hash, and downloaded with the bearer header: the
+    // browser saves exactly the bytes the workload wrote.
+    byte[] expected = RESULT.getBytes(StandardCharsets.UTF_8);
+    String expectedHash = sha256(expected);
+    WebElement artifact = waitFor(By.cssSelector("#run-artifacts tr[data-path='result.json']"));
+    assertThat(artifact.getText()).contains(expectedHash, expected.length + " B");
+    artifact.findElement(By.tagName("button")).click();
+    waitUntil(
+        () ->
+            artifact
+                .findElement(By.cssSelector("[data-verified]"))
+                .getAttribute("data-verified")
+                .equals("true"));
+    assertThat(awaitDownload("result.json")).isEqualTo(expected);
+
+    // Its timeline: every row of the run in order, from the launch to the teardown, the kill
+    // among them, and the chain verified up to the newest.
+    waitFor(By.cssSelector("#timeline-events tr[data-type='agent_sandbox.teardown']"));
+    List<String> timeline = new ArrayList<>();
+    long previous = 0;
+    for (WebElement event : browser.findElements(By.cssSelector("#timeline-events tbody tr"))) {
+      long id = Long.parseLong(event.getAttribute("data-id"));
+      assertThat(id).as("rows in order").isGreaterThan(previous);
+      previous = id;
+      timeline.add(event.getAttribute("data-type"));
+    }
+    assertThat(timeline.get(0)).isEqualTo("agent_sandbox.launch");
+    assertThat(timeline.get(timeline.size() - 1)).isEqualTo("agent_sandbox.teardown");
+    assertThat(timeline)
+        .containsSubsequence(
+            "agent_sandbox.launch",
+            "agent_sandbox.egress.deny",
+            "agent_sandbox.kill",
+            "agent_sandbox.artifacts",
+            "agent_sandbox.teardown");
+    WebElement chain = find(By.id("timeline-chain"));
+    assertThat(chain.getAttribute("data-chain")).isEqualTo("ok");
+    assertThat(chain.getText()).contains("up to row " + previous);
+    assertThat(find(By.id("timeline-facts")).getText())
+        .contains(
+            "Launched by\nadmin",
+            "owner=alice task-ref=CONSOLE-14",
+            "Killed by\nadmin",
+            "1 kept (" + expected.length + " bytes)");
+    script("document.getElementById('h-artifacts').scrollIntoView()");
+    shot("run-record");
 
     // The runs list shows it; the filter narrows by status.
     open("runs");
@@ -325,7 +383,28 @@ class ConsoleIT {
     waitUntil(() -> find(By.id("audit-export-state")).getAttribute("data-lines") != null);
     assertThat(find(By.id("audit-export-state")).getAttribute("data-lines"))
         .isEqualTo(String.valueOf(rows.size()));
+    List<String> exported =
+        new String(awaitDownload("agent-sandbox-audit.jsonl"), StandardCharsets.UTF_8)
+            .lines()
+            .toList();
+    assertThat(exported).hasSize(rows.size());
+    for (String line : exported) {
+      assertThat(JSON.readTree(line).path("run_id").asText()).isEqualTo(runId);
+    }
     shot("audit");
+
+    // The same rows found by the run's label instead of its id.
+    find(By.id("audit-run")).clear();
+    find(By.id("audit-label")).sendKeys("task-ref=NO-SUCH-TASK");
+    applyAuditFilters();
+    assertThat(find(By.id("audit-count")).getText()).isEqualTo("0 rows, newest first");
+    find(By.id("audit-label")).clear();
+    find(By.id("audit-label")).sendKeys("task-ref=CONSOLE-14");
+    applyAuditFilters();
+    assertThat(find(By.id("audit-count")).getText()).isEqualTo(rows.size() + " rows, newest first");
+    for (WebElement row : browser.findElements(By.cssSelector("#audit-rows tbody tr"))) {
+      assertThat(row.findElements(By.tagName("td")).get(5).getText()).isEqualTo(runId);
+    }
 
     // The overview: the Docker backend as probed now, the chart, the denial among refusals.
     open("overview");
@@ -363,6 +442,14 @@ class ConsoleIT {
     click(By.cssSelector("#who button"));
     waitFor(By.id("token"));
     assertThat(script("return sessionStorage.getItem('agent-sandbox.token')")).isNull();
+  }
+
+  /** Applies the audit filters and waits for the rows they answer (not the ones shown before). */
+  private static void applyAuditFilters() {
+    WebElement before = find(By.id("audit-count"));
+    click(By.id("audit-apply"));
+    new WebDriverWait(browser, WAIT).until(ExpectedConditions.stalenessOf(before));
+    waitFor(By.id("audit-count"));
   }
 
   private static void open(String page) {
@@ -404,6 +491,25 @@ class ConsoleIT {
     Files.copy(file, SHOTS.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
   }
 
+  /** The bytes of a finished download, waiting for the browser to finish writing it. */
+  private static byte[] awaitDownload(String name) throws IOException {
+    Path file = downloads.resolve(name);
+    waitUntil(
+        () -> Files.isRegularFile(file) && !Files.exists(downloads.resolve(name + ".crdownload")));
+    byte[] bytes = Files.readAllBytes(file);
+    Files.delete(file);
+    return bytes;
+  }
+
+  private static String sha256(byte[] bytes) {
+    try {
+      return java.util.HexFormat.of()
+          .formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   private static String java() {
     return ProcessHandle.current().info().command().orElse("java");
   }
@@ -429,32 +535,6 @@ class ConsoleIT {
     assertThat(create.waitFor(120, TimeUnit.SECONDS)).isTrue();
     assertThat(create.exitValue()).as("token create").isZero();
     return out.strip();
-  }
-
-  private static String awaitListening(Process process) throws IOException {
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-    Instant until = Instant.now().plusSeconds(120);
-    String line;
-    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        Thread.ofVirtual().start(() -> drain(out));
-        return m.group(1);
-      }
-    }
-    fail("serve did not say where it listens within 120 s");
-    return null;
-  }
-
-  private static void drain(BufferedReader out) {
-    try {
-      while (out.readLine() != null) {
-        // Keeps the child's pipe from filling; its log is not under test here.
-      }
-    } catch (IOException e) {
-      // The process ended.
-    }
   }
 
   private static JsonNode api(String method, String path, String token, String body, String ifMatch)

@@ -1,7 +1,6 @@
 package dev.agentsandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -9,9 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -20,12 +17,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -36,7 +30,6 @@ import org.junit.jupiter.api.Test;
  */
 class ServeCrashIT {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
   private static final String BASE = "/api/admin/platform/agent-sandbox";
   private final HttpClient http = HttpClient.newHttpClient();
   private Process serve;
@@ -108,12 +101,19 @@ class ServeCrashIT {
                 .build(),
             HttpResponse.BodyHandlers.ofString());
     assertThat(output.statusCode()).isEqualTo(200);
-    String audit =
-        send("GET", base + "/api/admin/platform/audit?run=" + runId, token, null).toString();
-    assertThat(audit)
-        .contains("agent_sandbox.launch")
-        .contains("recovery")
-        .contains("\"by\":\"reaper\"");
+    // The reaper writes its teardown row once its whole pass is done, a moment after the last
+    // resource is gone.
+    String auditUrl = base + "/api/admin/platform/audit?run=" + runId;
+    String reader = token;
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(500))
+        .untilAsserted(
+            () ->
+                assertThat(send("GET", auditUrl, reader, null).toString())
+                    .contains("agent_sandbox.launch")
+                    .contains("recovery")
+                    .contains("\"by\":\"reaper\""));
   }
 
   private String startServe(Path jar, Path data, String db)
@@ -137,29 +137,7 @@ class ServeCrashIT {
                 "2")
             .redirectErrorStream(true)
             .start();
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
-    Instant until = Instant.now().plusSeconds(120);
-    String line;
-    while (Instant.now().isBefore(until) && (line = out.readLine()) != null) {
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        Thread.ofVirtual().start(() -> drain(out));
-        return m.group(1);
-      }
-    }
-    fail("serve did not say where it listens within 120 s");
-    return null;
-  }
-
-  private static void drain(BufferedReader out) {
-    try {
-      while (out.readLine() != null) {
-        // Keeps the child's pipe from filling; its log is not under test here.
-      }
-    } catch (IOException e) {
-      // The process ended.
-    }
+    return CliProcess.awaitListening(serve);
   }
 
   private JsonNode send(String method, String url, String token, String body) throws Exception {

@@ -43,7 +43,7 @@ final class Dialer {
             onRefused.run();
             return;
           }
-          AddressPolicy.Choice choice = context.addresses().choose(done.getNow(), port);
+          AddressPolicy.Choice choice = context.addresses().choose(host, done.getNow(), port);
           if (choice.chosen().isEmpty()) {
             AddressCheck refused = choice.firstRefused().orElseThrow();
             attempt.address(IpLiteral.format(refused.address()));

@@ -6,21 +6,19 @@ import java.io.UncheckedIOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 
 /**
  * {@code agent-sandbox proxy}: runs one sandbox's egress proxy until the process is stopped.
  * Self-contained so the CLI can add it as a subcommand; exit code 2 with one line on stderr for bad
  * input, and one ready line on stderr once connections are accepted. Only the command line lives
- * here: the options become a {@link ProxyOptions} record, {@link ProxyAssembly} wires the parts,
- * and {@link RunningProxy} is the handle (and the API for starting a proxy in-process).
+ * here: the options are a {@link ProxyOptions} mixin, {@link ProxyAssembly} wires the parts, and
+ * {@link RunningProxy} is the handle (and the API for starting a proxy in-process).
  */
 @Command(
     name = "proxy",
@@ -33,74 +31,11 @@ public final class ProxyCommand implements Callable<Integer> {
   /** Exit code when the proxy could not start (port taken, metrics port taken). */
   public static final int EXIT_START_FAILED = 1;
 
-  @Option(
-      names = "--policy",
-      paramLabel = "FILE",
-      description = "Read everything from this JSON file.")
-  Path policy;
-
-  @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Where to accept clients.")
-  String listen;
-
-  @Option(names = "--allow", paramLabel = "LIST", description = "Comma-separated allow-list.")
-  String allow;
-
-  @Option(
-      names = "--instance-allow",
-      paramLabel = "LIST",
-      description = "The instance egress policy (unrestricted when absent).")
-  String instanceAllow;
-
-  @Option(
-      names = "--internal-cidr",
-      paramLabel = "CIDR",
-      description = "An operator's internal destination allowed names may resolve to.")
-  List<String> internalCidrs = new ArrayList<>();
-
-  @Option(names = "--hosts", paramLabel = "FILE", description = "Resolve from a hosts file.")
-  Path hosts;
-
-  @Option(names = "--dns-server", paramLabel = "HOST:PORT", description = "Ask only this server.")
-  String dnsServer;
-
-  @Option(names = "--decisions", paramLabel = "FILE|-", description = "Write decisions here.")
-  String decisions;
-
-  @Option(names = "--run-id", paramLabel = "ID", description = "The run this proxy serves.")
-  String runId;
-
-  @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve Prometheus metrics.")
-  String metrics;
-
-  @Option(names = "--connect-timeout", paramLabel = "DURATION", description = "e.g. 10s")
-  String connectTimeout;
-
-  @Option(names = "--idle-timeout", paramLabel = "DURATION", description = "e.g. 5m")
-  String idleTimeout;
-
-  @Option(names = "--max-lifetime", paramLabel = "DURATION", description = "e.g. 1h")
-  String maxLifetime;
-
-  @Option(names = "--max-connections", paramLabel = "N", description = "Concurrent clients.")
-  Integer maxConnections;
+  @Mixin ProxyOptions options = new ProxyOptions();
 
   /** The options as parsed, before validation. */
   ProxyOptions options() {
-    return new ProxyOptions(
-        policy,
-        listen,
-        allow,
-        instanceAllow,
-        internalCidrs,
-        hosts,
-        dnsServer,
-        decisions,
-        runId,
-        metrics,
-        connectTimeout,
-        idleTimeout,
-        maxLifetime,
-        maxConnections);
+    return options;
   }
 
   /**

@@ -45,7 +45,7 @@ final class ProxyConfigs {
                 listen.port(),
                 policy.allow(),
                 policy.instanceAllow(),
-                internal(policy.internalCidrs()),
+                new InternalRanges(policy.internal()),
                 policy.hosts().map(table -> StaticHostResolver.parseTable(table, "hosts")),
                 policy.dnsServer().map(text -> socket(HostPort.parse(text, "dns_server"))),
                 policy.decisions(),
@@ -88,17 +88,10 @@ final class ProxyConfigs {
     }
   }
 
-  static ProxyConfig fromOptions(
-      String listen,
-      String allow,
-      String instanceAllow,
-      List<String> internalCidrs,
-      Path hostsFile,
-      String dnsServer,
-      String decisions,
-      String runId,
-      String metrics,
-      Limits limits) {
+  /** The configuration the command-line options (not {@code --policy}) describe. */
+  static ProxyConfig fromOptions(ProxyOptions options, Limits limits) {
+    String listen = options.listen;
+    String allow = options.allow;
     if (listen == null) {
       throw new InvalidProxyConfigException("--listen is required (HOST:PORT, e.g. 0.0.0.0:3128)");
     }
@@ -108,18 +101,20 @@ final class ProxyConfigs {
     }
     HostPort listenAt = HostPort.parse(listen, "--listen");
     Optional<Map<String, List<InetAddress>>> hosts =
-        Optional.ofNullable(hostsFile).map(StaticHostResolver::parseHostsFile);
+        Optional.ofNullable(options.hosts).map(StaticHostResolver::parseHostsFile);
     return new ProxyConfig(
         listenAt.host(),
         listenAt.port(),
         allowList("--allow", split(allow)),
-        Optional.ofNullable(instanceAllow).map(text -> allowList("--instance-allow", split(text))),
-        internal(internalCidrs == null ? List.of() : internalCidrs),
+        Optional.ofNullable(options.instanceAllow)
+            .map(text -> allowList("--instance-allow", split(text))),
+        internal(options.internalCidrs == null ? List.of() : options.internalCidrs),
         hosts,
-        Optional.ofNullable(dnsServer).map(text -> socket(HostPort.parse(text, "--dns-server"))),
-        Optional.ofNullable(decisions),
-        runId == null ? "" : runId,
-        Optional.ofNullable(metrics).map(text -> socket(HostPort.parse(text, "--metrics"))),
+        Optional.ofNullable(options.dnsServer)
+            .map(text -> socket(HostPort.parse(text, "--dns-server"))),
+        Optional.ofNullable(options.decisions),
+        options.runId == null ? "" : options.runId,
+        Optional.ofNullable(options.metrics).map(text -> socket(HostPort.parse(text, "--metrics"))),
         limits);
   }
 

@@ -29,7 +29,7 @@ public final class ProxyMain {
   private static int runPolicyFile(String file) {
     ProxyCommand command = new ProxyCommand();
     try {
-      command.policy = Path.of(file);
+      command.options().policy = Path.of(file);
     } catch (InvalidPathException e) {
       System.err.println(
           "agent-sandbox proxy: reading policy file " + Echo.of(file) + ": " + e.getReason());

@@ -1,31 +1,68 @@
 package dev.agentsandbox.proxy;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import picocli.CommandLine.Option;
 
 /**
- * The {@code agent-sandbox proxy} command line as parsed, before validation: every field is null
- * (or empty) when its option was not given. {@link #config()} turns it into the validated {@link
- * ProxyConfig}.
+ * The {@code agent-sandbox proxy} command line as parsed, before validation (a picocli mixin of
+ * {@link ProxyCommand}): every field is null (or empty) when its option was not given. {@link
+ * #config()} turns it into the validated {@link ProxyConfig}.
  */
-record ProxyOptions(
-    Path policy,
-    String listen,
-    String allow,
-    String instanceAllow,
-    List<String> internalCidrs,
-    Path hosts,
-    String dnsServer,
-    String decisions,
-    String runId,
-    String metrics,
-    String connectTimeout,
-    String idleTimeout,
-    String maxLifetime,
-    Integer maxConnections) {
-  ProxyOptions {
-    internalCidrs = List.copyOf(internalCidrs);
-  }
+final class ProxyOptions {
+  @Option(
+      names = "--policy",
+      paramLabel = "FILE",
+      description = "Read everything from this JSON file.")
+  Path policy;
+
+  @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Where to accept clients.")
+  String listen;
+
+  @Option(names = "--allow", paramLabel = "LIST", description = "Comma-separated allow-list.")
+  String allow;
+
+  @Option(
+      names = "--instance-allow",
+      paramLabel = "LIST",
+      description = "The instance egress policy (unrestricted when absent).")
+  String instanceAllow;
+
+  @Option(
+      names = "--internal-cidr",
+      paramLabel = "CIDR:PORTS",
+      description =
+          "An internal destination allowed names may resolve to, on these ports only"
+              + " (10.20.1.0/24:4000,4001).")
+  List<String> internalCidrs = new ArrayList<>();
+
+  @Option(names = "--hosts", paramLabel = "FILE", description = "Resolve from a hosts file.")
+  Path hosts;
+
+  @Option(names = "--dns-server", paramLabel = "HOST:PORT", description = "Ask only this server.")
+  String dnsServer;
+
+  @Option(names = "--decisions", paramLabel = "FILE|-", description = "Write decisions here.")
+  String decisions;
+
+  @Option(names = "--run-id", paramLabel = "ID", description = "The run this proxy serves.")
+  String runId;
+
+  @Option(names = "--metrics", paramLabel = "HOST:PORT", description = "Serve Prometheus metrics.")
+  String metrics;
+
+  @Option(names = "--connect-timeout", paramLabel = "DURATION", description = "e.g. 10s")
+  String connectTimeout;
+
+  @Option(names = "--idle-timeout", paramLabel = "DURATION", description = "e.g. 5m")
+  String idleTimeout;
+
+  @Option(names = "--max-lifetime", paramLabel = "DURATION", description = "e.g. 1h")
+  String maxLifetime;
+
+  @Option(names = "--max-connections", paramLabel = "N", description = "Concurrent clients.")
+  Integer maxConnections;
 
   /**
    * The validated configuration these options describe.
@@ -68,16 +105,6 @@ record ProxyOptions(
             maxConnections == null ? d.maxConnections() : maxConnections,
             d.maxHeaderBytes(),
             d.ioThreads());
-    return ProxyConfigs.fromOptions(
-        listen,
-        allow,
-        instanceAllow,
-        internalCidrs,
-        hosts,
-        dnsServer,
-        decisions,
-        runId,
-        metrics,
-        limits);
+    return ProxyConfigs.fromOptions(this, limits);
   }
 }

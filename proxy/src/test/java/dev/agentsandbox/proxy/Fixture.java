@@ -21,9 +21,9 @@ import java.util.Optional;
 
 /**
  * The loopback world the integration tests run in. Test names map to 127.0.0.0/8 addresses through
- * a hosts table; only 127.0.0.2/32 is declared internal, so names resolving there reach the real
- * upstreams, while names resolving to 127.0.0.3 (where a trap server listens on the same port) must
- * stay refused.
+ * a hosts table; only 127.0.0.2/32 is declared internal, on the two upstreams' ports, so names
+ * resolving there reach the real upstreams, while names resolving to 127.0.0.3 (where a trap server
+ * listens on the same port) must stay refused.
  */
 final class Fixture implements AutoCloseable {
   static final String PERMITTED = "127.0.0.2";
@@ -103,13 +103,29 @@ final class Fixture implements AutoCloseable {
         listenPort,
         AllowList.parse(allow),
         instanceAllow.map(AllowList::parse),
-        InternalRanges.parse(List.of(PERMITTED + "/32")),
+        InternalRanges.parse(List.of(PERMITTED + "/32:" + internalPorts(allow))),
         Optional.of(hosts),
         Optional.empty(),
         Optional.empty(),
         "run-test",
         Optional.empty(),
         limits);
+  }
+
+  /**
+   * The fixture's upstream ports plus every port the allow-list names: the test upstreams live on
+   * {@link #PERMITTED}, declared internal on exactly the ports the tests use, as an agent declares
+   * its internal destination's ports.
+   */
+  private String internalPorts(List<String> allow) {
+    java.util.TreeSet<Integer> ports = new java.util.TreeSet<>(List.of(port, tls.port()));
+    for (String entry : allow) {
+      int colon = entry.lastIndexOf(':');
+      if (colon > 0 && entry.substring(colon + 1).matches("[0-9]{1,5}")) {
+        ports.add(Integer.parseInt(entry.substring(colon + 1)));
+      }
+    }
+    return String.join(",", ports.stream().map(String::valueOf).toList());
   }
 
   static List<InetAddress> addresses(String... texts) {

@@ -39,7 +39,7 @@ class HttpForwarderStateTest {
       new ProxyContext(
           new EgressDecider(AllowList.parse(List.of("api.test", "evil.test")), Optional.empty()),
           new AddressPolicy(
-              InternalRanges.parse(List.of("10.20.0.0/16")),
+              InternalRanges.parse(List.of("10.20.0.0/16:80")),
               Set.of(),
               new InetSocketAddress("127.0.0.1", 3128)),
           new StaticHostResolver(

@@ -30,7 +30,8 @@ class ProxyCommandTest {
     Path wideCidr = temp.resolve("wide.json");
     Files.writeString(
         wideCidr,
-        "{\"listen\":\"127.0.0.1:0\",\"allow\":[\"a.test\"],\"internal_cidrs\":[\"0.0.0.0/0\"]}");
+        "{\"listen\":\"127.0.0.1:0\",\"allow\":[\"a.test\"],"
+            + "\"internal\":[{\"cidr\":\"0.0.0.0/0\",\"ports\":[443]}]}");
     Path badLimit = temp.resolve("limit.json");
     Files.writeString(
         badLimit,
@@ -56,13 +57,13 @@ class ProxyCommandTest {
             "127.0.0.1"),
         row(
             "absurd internal CIDR",
-            "wider than /8",
+            "wider than /16",
             "--listen",
             "127.0.0.1:0",
             "--allow",
             "a.test",
             "--internal-cidr",
-            "0.0.0.0/0"),
+            "0.0.0.0/0:443"),
         row(
             "mapped internal CIDR",
             "embeds IPv4",
@@ -71,7 +72,43 @@ class ProxyCommandTest {
             "--allow",
             "a.test",
             "--internal-cidr",
-            "::ffff:0:0/96"),
+            "::ffff:0:0/96:443"),
+        row(
+            "the finding: the metadata address declared internal",
+            "internal CIDR 169.254.169.254/32: covers the metadata address 169.254.169.254",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "a.test",
+            "--internal-cidr",
+            "169.254.169.254/32:80"),
+        row(
+            "a /16 holding Alibaba's metadata address",
+            "covers the metadata address 100.100.100.200",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "a.test",
+            "--internal-cidr",
+            "100.100.0.0/16:80"),
+        row(
+            "an internal CIDR without ports",
+            "needs its ports",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "a.test",
+            "--internal-cidr",
+            "10.20.1.0/24"),
+        row(
+            "an internal port 65536",
+            "'65536' is not a port",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "a.test",
+            "--internal-cidr",
+            "10.20.1.0/24:65536"),
         row(
             "listen without port",
             "expected HOST:PORT",
@@ -103,7 +140,11 @@ class ProxyCommandTest {
             "--policy",
             unknownField.toString()),
         row("policy file that is not JSON", "reading policy file", "--policy", broken.toString()),
-        row("policy file with absurd CIDR", "wider than /8", "--policy", wideCidr.toString()),
+        row(
+            "policy file with absurd CIDR",
+            "internal[0]: internal CIDR 0.0.0.0/0: is wider than /16",
+            "--policy",
+            wideCidr.toString()),
         row(
             "policy file with zero connections",
             "max_connections",
@@ -193,7 +234,7 @@ class ProxyCommandTest {
         file,
         """
         {"listen": "127.0.0.1:0", "allow": ["api.vendor.com", "*.cdn.example:8443"],
-         "instance_allow": null, "internal_cidrs": ["10.20.0.0/16"],
+         "instance_allow": null, "internal": [{"cidr": "10.20.0.0/16", "ports": [443]}],
          "hosts": {"api.vendor.com": ["10.20.1.2"]}, "run_id": "run-42", "decisions": "-",
          "limits": {"idle_timeout_ms": 1000, "max_connections": 5}}
         """);
@@ -202,7 +243,7 @@ class ProxyCommandTest {
     ProxyConfig config = command.options().config();
     assertThat(config.allow().asStrings()).containsExactly("api.vendor.com", "*.cdn.example:8443");
     assertThat(config.instanceAllow()).isEmpty();
-    assertThat(config.internal().asStrings()).containsExactly("10.20.0.0/16");
+    assertThat(config.internal().asStrings()).containsExactly("10.20.0.0/16:443");
     assertThat(config.hosts().orElseThrow()).containsKey("api.vendor.com");
     assertThat(config.runId()).isEqualTo("run-42");
     assertThat(config.limits().idleTimeout().toMillis()).isEqualTo(1000);

@@ -204,6 +204,13 @@ class ProxyIT {
             "::ffff:7f00:3",
             true),
         row(
+            "allowed name on the declared range, on a port the range does not list",
+            "api.test:443",
+            403,
+            Reason.NON_PUBLIC_ADDRESS,
+            Fixture.PERMITTED,
+            true),
+        row(
             "allowed name on RFC 1918",
             "private.test:P",
             403,

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.ProxyPolicy;
 import dev.agentsandbox.policy.config.RunEgress;
 import java.net.InetAddress;
@@ -29,7 +30,19 @@ class ProxyPolicyRoundTripTest {
       new RunEgress(
           AllowList.parse(List.of("api.vendor.com", "*.cdn.example:8443")),
           Optional.of(AllowList.parse(List.of("api.vendor.com", "*.cdn.example"))),
-          List.of("10.20.0.0/16"),
+          List.of(
+              InternalDestination.range(
+                  "mirror",
+                  dev.agentsandbox.policy.net.Cidr.parse("10.20.0.0/16"),
+                  new java.util.TreeSet<>(List.of(443))),
+              InternalDestination.service(
+                  "gateway",
+                  new InternalDestination.ClusterService(
+                      "platform",
+                      new java.util.TreeMap<>(Map.of("app", "gateway")),
+                      "gateway.platform.svc.cluster.local",
+                      new java.util.TreeSet<>()),
+                  new java.util.TreeSet<>(List.of(4000)))),
           Map.of("api.vendor.com", List.of("10.20.1.2")));
 
   @Test
@@ -52,7 +65,8 @@ class ProxyPolicyRoundTripTest {
     assertThat(config.listenPort()).isEqualTo(3128);
     assertThat(config.allow()).isEqualTo(egress.allow());
     assertThat(config.instanceAllow()).isEqualTo(egress.instanceAllow());
-    assertThat(config.internal().asStrings()).isEqualTo(egress.internalCidrs());
+    assertThat(config.internal().asStrings())
+        .containsExactly("10.20.0.0/16:443", "gateway.platform.svc.cluster.local:4000");
     assertThat(config.hosts().orElseThrow())
         .containsExactly(Map.entry("api.vendor.com", List.of(InetAddress.getByName("10.20.1.2"))));
     assertThat(config.runId()).isEqualTo("run42");

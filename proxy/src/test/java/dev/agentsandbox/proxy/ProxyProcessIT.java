@@ -59,7 +59,7 @@ class ProxyProcessIT {
               "--allow",
               "api.test:" + api.port() + ",evil.test:" + api.port(),
               "--internal-cidr",
-              "127.0.0.2/32",
+              "127.0.0.2/32:" + api.port(),
               "--hosts",
               hosts.toString(),
               "--decisions",
@@ -149,10 +149,10 @@ class ProxyProcessIT {
       Files.writeString(
           policy,
           """
-          {"listen": "127.0.0.1:0", "allow": ["api.test:%d"], "internal_cidrs": ["127.0.0.2/32"],
+          {"listen": "127.0.0.1:0", "allow": ["api.test:%d"], "internal": [{"cidr": "127.0.0.2/32", "ports": [%d]}],
            "hosts": {"api.test": ["127.0.0.2"], "other.test": ["127.0.0.2"]}}
           """
-              .formatted(api.port()));
+              .formatted(api.port(), api.port()));
       Process process =
           new ProcessBuilder(
                   java(), "-Xmx64m", "-jar", JAR.toString(), "--policy", policy.toString())

@@ -70,6 +70,11 @@ final class LiveRun {
       }
 
       @Override
+      public void onErrorOutput(byte[] chunk) {
+        output.appendError(chunk);
+      }
+
+      @Override
       public void onEgressDecision(String jsonLine) {
         egress.accept(jsonLine);
       }

@@ -123,6 +123,24 @@ final class RunAdmission {
               + " backend cannot deliver credentials into its sandboxes yet (docs/runs.md)",
           List.of("credentials: " + String.join(", ", agent.credentials().keySet())));
     }
+    List<String> services =
+        agent.internal().values().stream()
+            .filter(destination -> destination.service().isPresent())
+            .map(destination -> destination.name())
+            .toList();
+    if (!services.isEmpty() && !selection.backend().reachesClusterServices()) {
+      // On Docker or a microVM nothing would hold the proxy to the service's pods.
+      slot.get().release();
+      return refused(
+          Refusal.BACKEND_UNAVAILABLE,
+          running
+              + "its internal destinations "
+              + String.join(", ", services)
+              + " are cluster services, which the "
+              + selection.backend().name()
+              + " backend cannot fence (use the k8s backend, or declare a cidr)",
+          List.of("internal: " + String.join(", ", services)));
+    }
     return new Admission.Admitted(
         spec(RunIds.next(), request, agent, config), selection, slot.get(), agent);
   }
@@ -234,7 +252,8 @@ final class RunAdmission {
         agent.image(),
         request.command(),
         request.env(),
-        new RunEgress(agent.allow(), rule.allow(), operator.internalCidrs(), operator.hosts()),
+        new RunEgress(
+            agent.allow(), rule.allow(), List.copyOf(agent.internal().values()), operator.hosts()),
         agent.resources(),
         ttl,
         expiresAt,

@@ -23,15 +23,34 @@ public record RunContractServices(CredentialMinter credentials, Optional<Artifac
   }
 
   /**
-   * An artifact store and its collector.
+   * An artifact store, its collector and how long artifacts are kept.
    *
    * @param store where outputs are kept
    * @param collector reads a sandbox's output archive into {@code store}
+   * @param retention how long after a run ended its artifacts are kept; empty keeps them forever
    */
-  public record Artifacts(ArtifactStore store, OutputCollector collector) {
-    /** A store with a collector spooling under {@code spool}. */
+  public record Artifacts(
+      ArtifactStore store, OutputCollector collector, Optional<java.time.Duration> retention) {
+    public Artifacts {
+      Objects.requireNonNull(store, "store");
+      Objects.requireNonNull(collector, "collector");
+      Objects.requireNonNull(retention, "retention");
+      retention.ifPresent(
+          keep -> {
+            if (keep.isNegative() || keep.isZero()) {
+              throw new IllegalArgumentException("artifact retention must be positive: " + keep);
+            }
+          });
+    }
+
+    /** A store with a collector spooling under {@code spool}, keeping artifacts forever. */
     public static Artifacts of(ArtifactStore store, Path spool) {
-      return new Artifacts(store, new OutputCollector(store, spool));
+      return new Artifacts(store, new OutputCollector(store, spool), Optional.empty());
+    }
+
+    /** The same store, deleting a run's artifacts once it ended longer than {@code keep} ago. */
+    public Artifacts keptFor(java.time.Duration keep) {
+      return new Artifacts(store, collector, Optional.of(keep));
     }
   }
 
@@ -60,11 +79,5 @@ public record RunContractServices(CredentialMinter credentials, Optional<Artifac
       return new RunContractServices(
           new CredentialMinter(store.tokens(), jwt, commands), artifacts);
     }
-  }
-
-  /** Run tokens only (no JWT keys, no commands), outputs kept in {@code artifacts} if given. */
-  public static RunContractServices basic(Store store, Optional<Artifacts> artifacts) {
-    return new RunContractServices(
-        new CredentialMinter(store.tokens(), Optional.empty(), Map.of()), artifacts);
   }
 }

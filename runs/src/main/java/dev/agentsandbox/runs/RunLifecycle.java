@@ -26,6 +26,7 @@ final class RunLifecycle {
   static final String RUNTIME_MISMATCH = "agent_sandbox.runtime_mismatch";
   static final String TEARDOWN = "agent_sandbox.teardown";
   static final String ARTIFACTS = "agent_sandbox.artifacts";
+  static final String STARTED = "agent_sandbox.started";
   private static final Logger LOG = LoggerFactory.getLogger(RunLifecycle.class);
 
   private final Store store;
@@ -60,6 +61,13 @@ final class RunLifecycle {
       String runtime = sandbox.runtime();
       Instant started = clock.instant();
       store.runs().update(run.update(r -> r.started(runtime, started)));
+      // What actually runs, now that the backend has created it: the launch row was written
+      // before anything existed, so the image's content id can only be known here.
+      ObjectNode data = json.createObjectNode();
+      data.put("runtime", runtime);
+      data.put("image", run.spec.image());
+      sandbox.imageId().ifPresent(id -> data.put("image_id", id));
+      store.audit().append(new AuditEvent(STARTED, run.actor, run.spec.agent(), run.runId(), data));
       stage = "await";
       completion = sandbox.await(deadline);
     } catch (InterruptedException e) {

@@ -13,7 +13,10 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A run's output as the world may see it: redacted line by line as it arrives, the last {@code
- * tailBytes} kept for the result, and readable by followers while the run is live.
+ * tailBytes} kept for the result, and readable by followers while the run is live. Each line says
+ * whether it came from the workload's standard error, where the backend keeps the two apart (a line
+ * is cut from its own stream, so a partial line on one never swallows the other's); the tail is the
+ * two combined, in the order their lines ended.
  *
  * <p>Redaction works on whole lines, since a secret split across two chunks would slip through a
  * chunk-wise pass; a line longer than {@value #MAX_LINE} characters is cut there. PEM private key
@@ -30,13 +33,27 @@ public final class RunOutput {
   private final int tailBytes;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
-  private final ByteArrayOutputStream partial = new ByteArrayOutputStream();
-  private final Deque<String> lines = new ArrayDeque<>();
+  private final Stream stdout = new Stream(false);
+  private final Stream stderr = new Stream(true);
+  private final Deque<Line> lines = new ArrayDeque<>();
   private long firstSeq;
   private long retainedBytes;
   private long totalBytes;
-  private boolean insidePrivateKey;
   private boolean closed;
+
+  /** One redacted line (with its newline, unless it was the last and had none). */
+  public record Line(String text, boolean stderr) {}
+
+  /** The partial line and the private-key state of one of the workload's streams. */
+  private static final class Stream {
+    final boolean stderr;
+    final ByteArrayOutputStream partial = new ByteArrayOutputStream();
+    boolean insidePrivateKey;
+
+    Stream(boolean stderr) {
+      this.stderr = stderr;
+    }
+  }
 
   /**
    * @param redactor removes the run's secrets
@@ -47,8 +64,17 @@ public final class RunOutput {
     this.tailBytes = tailBytes;
   }
 
-  /** Appends a chunk of raw output. */
+  /** Appends a chunk of raw standard output (or combined output, where it is not kept apart). */
   public void append(byte[] chunk) {
+    append(chunk, stdout);
+  }
+
+  /** Appends a chunk of raw standard error. */
+  public void appendError(byte[] chunk) {
+    append(chunk, stderr);
+  }
+
+  private void append(byte[] chunk, Stream stream) {
     lock.lock();
     try {
       if (closed) {
@@ -57,11 +83,11 @@ public final class RunOutput {
       totalBytes += chunk.length;
       for (byte b : chunk) {
         if (b == '\n') {
-          emit(true);
+          emit(stream, true);
         } else {
-          partial.write(b);
-          if (partial.size() >= MAX_LINE) {
-            emit(false);
+          stream.partial.write(b);
+          if (stream.partial.size() >= MAX_LINE) {
+            emit(stream, false);
           }
         }
       }
@@ -75,8 +101,10 @@ public final class RunOutput {
   public void close() {
     lock.lock();
     try {
-      if (partial.size() > 0) {
-        emit(false);
+      for (Stream stream : List.of(stdout, stderr)) {
+        if (stream.partial.size() > 0) {
+          emit(stream, false);
+        }
       }
       closed = true;
       changed.signalAll();
@@ -85,26 +113,26 @@ public final class RunOutput {
     }
   }
 
-  private void emit(boolean newline) {
-    String raw = partial.toString(StandardCharsets.UTF_8);
-    partial.reset();
+  private void emit(Stream stream, boolean newline) {
+    String raw = stream.partial.toString(StandardCharsets.UTF_8);
+    stream.partial.reset();
     String kept;
-    if (insidePrivateKey) {
+    if (stream.insidePrivateKey) {
       if (raw.contains("-----END") && raw.contains("PRIVATE KEY-----")) {
-        insidePrivateKey = false;
+        stream.insidePrivateKey = false;
       }
       return;
     } else if (raw.contains("-----BEGIN") && raw.contains("PRIVATE KEY-----")) {
-      insidePrivateKey = !raw.contains("-----END");
+      stream.insidePrivateKey = !raw.contains("-----END");
       kept = Redactor.MARK;
     } else {
       kept = redactor.redact(raw);
     }
     String line = newline ? kept + "\n" : kept;
-    lines.addLast(line);
+    lines.addLast(new Line(line, stream.stderr));
     retainedBytes += line.getBytes(StandardCharsets.UTF_8).length;
     while (retainedBytes > tailBytes && lines.size() > 1) {
-      retainedBytes -= lines.removeFirst().getBytes(StandardCharsets.UTF_8).length;
+      retainedBytes -= lines.removeFirst().text().getBytes(StandardCharsets.UTF_8).length;
       firstSeq++;
     }
   }
@@ -113,7 +141,9 @@ public final class RunOutput {
   public String tail() {
     lock.lock();
     try {
-      String joined = String.join("", lines);
+      StringBuilder all = new StringBuilder();
+      lines.forEach(line -> all.append(line.text()));
+      String joined = all.toString();
       byte[] bytes = joined.getBytes(StandardCharsets.UTF_8);
       if (bytes.length <= tailBytes) {
         return joined;
@@ -140,9 +170,14 @@ public final class RunOutput {
   }
 
   /** What a follower reads: lines from a sequence number on, and where to continue. */
-  public record Chunk(List<String> lines, long nextSeq, long skippedLines, boolean finished) {
+  public record Chunk(List<Line> entries, long nextSeq, long skippedLines, boolean finished) {
     public Chunk {
-      lines = List.copyOf(lines);
+      entries = List.copyOf(entries);
+    }
+
+    /** The lines' text, both streams together. */
+    public List<String> lines() {
+      return entries.stream().map(Line::text).toList();
     }
   }
 
@@ -162,9 +197,9 @@ public final class RunOutput {
         changed.awaitNanos(left);
       }
       long from = Math.max(seq, firstSeq);
-      List<String> out = new ArrayList<>();
+      List<Line> out = new ArrayList<>();
       long index = firstSeq;
-      for (String line : lines) {
+      for (Line line : lines) {
         if (index >= from) {
           out.add(line);
         }

@@ -7,9 +7,11 @@ import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -181,15 +183,13 @@ public final class RunService {
     return slots.taken();
   }
 
-  /** The newest runs, newest first. */
-  public List<RunRecord> recent(int limit) {
-    return store.runs().recent(limit);
-  }
-
-  /** The newest runs matching every given filter (null: any), newest first. */
+  /**
+   * The newest runs matching every given filter (null or empty: any), newest first; {@code labels}
+   * keeps the runs that carry every one.
+   */
   public List<RunRecord> recent(
-      String agent, dev.agentsandbox.store.RunStatus status, java.time.Instant since, int limit) {
-    return store.runs().recent(agent, status, since, limit);
+      String agent, RunStatus status, Instant since, Map<String, String> labels, int limit) {
+    return store.runs().recent(agent, status, since, labels, limit);
   }
 
   /**

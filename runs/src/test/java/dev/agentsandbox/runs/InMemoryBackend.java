@@ -170,6 +170,19 @@ class InMemoryBackend implements SandboxBackend {
             new Manifest("memory-sandbox", "mem-" + spec.runId(), Map.of("image", spec.image()))));
   }
 
+  /** The content id this backend gives an image: {@code sha256:} and the hash of its name. */
+  static String imageIdOf(String image) {
+    try {
+      return "sha256:"
+          + java.util.HexFormat.of()
+              .formatHex(
+                  java.security.MessageDigest.getInstance("SHA-256")
+                      .digest(image.getBytes(StandardCharsets.UTF_8)));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   @Override
   public Sandbox launch(RunSpec spec, SandboxListener listener) {
     Script script = scripts.get(spec.command().get(0));
@@ -296,6 +309,11 @@ class InMemoryBackend implements SandboxBackend {
     @Override
     public String runtime() {
       return probe().runtime();
+    }
+
+    @Override
+    public java.util.Optional<String> imageId() {
+      return java.util.Optional.of(imageIdOf(spec.image()));
     }
 
     @Override

@@ -21,6 +21,7 @@ import dev.agentsandbox.policy.config.AgentSettings;
 import dev.agentsandbox.policy.config.Backend;
 import dev.agentsandbox.policy.config.CredentialSpec;
 import dev.agentsandbox.policy.config.EgressPolicy;
+import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.OutputLimits;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.SandboxConfig;
@@ -39,6 +40,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -106,6 +108,13 @@ class RunContractTest {
   }
 
   private RunService service(Map<String, CredentialSpec> credentials, Path commandScript) {
+    return service(credentials, commandScript, Map.of());
+  }
+
+  private RunService service(
+      Map<String, CredentialSpec> credentials,
+      Path commandScript,
+      Map<String, InternalDestination> internal) {
     TreeMap<String, CredentialSpec> creds = new TreeMap<>(credentials);
     TreeMap<String, AgentSettings> agents = new TreeMap<>();
     agents.put(
@@ -117,7 +126,8 @@ class RunContractTest {
             60,
             Resources.DEFAULT,
             creds,
-            new OutputLimits(1 << 20, 10)));
+            new OutputLimits(1 << 20, 10),
+            new TreeMap<>(internal)));
     SandboxConfig config = new SandboxConfig(true, Backend.AUTO, false, agents);
     ConfigSource configs =
         new ConfigSource() {
@@ -250,6 +260,49 @@ class RunContractTest {
   }
 
   @Test
+  void retentionDeletesTheArtifactsOfRunsEndedLongerAgoAndNothingElse() throws Exception {
+    RunService service = service(Map.of(), null);
+    String ended = service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()));
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> service.liveCount() == 0);
+    String live = service.start(ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of()));
+    FolderArtifactStore artifacts = new FolderArtifactStore(temp.resolve("artifacts"));
+    Path file = temp.resolve("planted");
+    Files.writeString(file, "x");
+    String sha = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881";
+    artifacts.put(live, "partial.txt", file, sha);
+    artifacts.put("unknownrun", "x.txt", file, sha);
+    java.time.Instant later = java.time.Instant.now().plus(Duration.ofDays(8));
+    Clock in8Days = Clock.fixed(later, java.time.ZoneOffset.UTC);
+
+    assertThat(
+            new ArtifactRetention(
+                    artifacts, Duration.ofDays(9), store.runs(), store.audit(), in8Days, json)
+                .sweep())
+        .as("kept 9 days, ended 8 days ago")
+        .isEmpty();
+    ArtifactRetention week =
+        new ArtifactRetention(
+            artifacts, Duration.ofDays(7), store.runs(), store.audit(), in8Days, json);
+    assertThat(week.sweep()).containsExactly(ended);
+    assertThat(artifacts.list(ended)).isEmpty();
+    assertThat(artifacts.list(live)).as("a live run's").hasSize(1);
+    assertThat(artifacts.list("unknownrun")).as("a run this store does not know").hasSize(1);
+    AuditRow expired =
+        rows(ended).stream()
+            .filter(r -> r.type().equals(ArtifactRetention.EXPIRED))
+            .findFirst()
+            .orElseThrow();
+    assertThat(expired.actor()).isEqualTo("retention");
+    assertThat(expired.data().get("files").asInt()).isEqualTo(1);
+    assertThat(expired.data().get("bytes").asLong()).isEqualTo(11);
+    assertThat(expired.data().get("retention_seconds").asLong()).isEqualTo(7 * 86_400);
+    assertThat(week.sweep()).as("nothing twice").isEmpty();
+    service.kill(ACTOR, live);
+  }
+
+  @Test
   void aBackendThatDoesNotCollectSaysSo() {
     RunService service = service(Map.of(), null);
     String runId = service.start(ACTOR, new RunRequest(AGENT, List.of("leaks"), Map.of()));
@@ -330,6 +383,41 @@ class RunContractTest {
     // without credentials the same backend runs the agent
     RunService plain = service(Map.of(), null);
     assertThat(plain.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()))).isNotBlank();
+  }
+
+  @Test
+  void aClusterServiceDestinationIsRefusedOnABackendThatCannotFenceIt() {
+    // Only a NetworkPolicy can hold the proxy to a service's pods; on Docker or a microVM the
+    // destination would be an unfenced hole, so such a run never starts there.
+    InternalDestination gateway =
+        InternalDestination.service(
+            "gateway",
+            new InternalDestination.ClusterService(
+                "platform",
+                new TreeMap<>(Map.of("app", "llm-gateway")),
+                "platform-gateway.platform.svc",
+                new TreeSet<>()),
+            new TreeSet<>(List.of(4000)));
+    RunService service = service(Map.of(), null, Map.of("gateway", gateway));
+    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+        .isInstanceOfSatisfying(
+            RunRefusedException.class,
+            e -> {
+              assertThat(e.refusal()).isEqualTo(Refusal.BACKEND_UNAVAILABLE);
+              assertThat(e.getMessage()).contains("gateway").contains("cannot fence");
+            });
+    assertThat(backend.resources()).isEmpty();
+    assertThat(service.liveCount()).as("the run's slot is given back").isZero();
+    // a cidr destination is fenced by the proxy and the host's rules: that run starts
+    RunService ranged =
+        service(
+            Map.of(),
+            null,
+            Map.of("mirror", InternalDestination.range("mirror", "10.20.1.0/28", 443)));
+    assertThat(ranged.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()))).isNotBlank();
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> ranged.liveCount() == 0);
   }
 
   @Test

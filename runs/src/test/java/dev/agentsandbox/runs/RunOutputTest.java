@@ -107,6 +107,34 @@ class RunOutputTest {
   }
 
   @Test
+  void standardErrorStaysApartAndAPartialLineOnOneStreamDoesNotSwallowTheOther() throws Exception {
+    RunOutput out = output(4096, "s3cret-value");
+    out.append("progress: 5".getBytes(UTF_8));
+    out.appendError("warning: token s3cret-value\n".getBytes(UTF_8));
+    out.append("0%\n".getBytes(UTF_8));
+    out.appendError("no newline at the end".getBytes(UTF_8));
+    out.close();
+    RunOutput.Chunk chunk = out.read(0, 0);
+    assertThat(chunk.entries())
+        .containsExactly(
+            new RunOutput.Line("warning: token [REDACTED]\n", true),
+            new RunOutput.Line("progress: 50%\n", false),
+            new RunOutput.Line("no newline at the end", true));
+    assertThat(out.tail())
+        .isEqualTo("warning: token [REDACTED]\nprogress: 50%\nno newline at the end");
+  }
+
+  @Test
+  void aPrivateKeyOnStandardErrorIsRedactedThere() {
+    RunOutput out = output(4096);
+    out.appendError("-----BEGIN PRIVATE KEY-----\n".getBytes(UTF_8));
+    out.append("ordinary line\n".getBytes(UTF_8));
+    out.appendError("MIIEvQIBADANBgkqhkiG9w0B\n-----END PRIVATE KEY-----\nafter\n".getBytes(UTF_8));
+    out.close();
+    assertThat(out.tail()).isEqualTo("[REDACTED]\nordinary line\nafter\n");
+  }
+
+  @Test
   void outputAfterCloseIsIgnored() {
     RunOutput out = output(1024);
     out.close();

@@ -133,7 +133,7 @@ class RunServiceTest {
         Clock.systemUTC(),
         executor,
         json,
-        RunContractServices.basic(store, java.util.Optional.empty()));
+        RunContractServices.Config.NONE.services(store));
   }
 
   private static RunRequest request(String... command) {
@@ -260,9 +260,14 @@ class RunServiceTest {
     assertThat(backend.teardowns(runId)).isEqualTo(1);
     assertThat(backend.resources()).isEmpty();
     assertThat(audit(RunLauncher.LAUNCH, runId)).hasSize(1);
+    AuditRow started = audit(RunLifecycle.STARTED, runId).get(0);
+    assertThat(started.data().get("runtime").asText()).isEqualTo(backend.probe().runtime());
+    assertThat(started.data().get("image_id").asText())
+        .isEqualTo(InMemoryBackend.imageIdOf(AgentSettings.DEFAULT_IMAGE));
     AuditRow teardown = audit(RunLifecycle.TEARDOWN, runId).get(0);
     assertThat(teardown.data().get("removed").asBoolean()).isTrue();
     assertThat(teardown.data().get("end").asText()).isEqualTo("exit");
+    assertThat(started.id()).isGreaterThan(audit(RunLauncher.LAUNCH, runId).get(0).id());
     assertThat(service.liveCount()).isZero();
   }
 
@@ -286,6 +291,7 @@ class RunServiceTest {
     AuditRow teardown = audit(RunLifecycle.TEARDOWN, runId).get(0);
     assertThat(teardown.data().get("removed").asBoolean()).isFalse();
     assertThat(teardown.data().get("note").asText()).contains("the launch failed");
+    assertThat(audit(RunLifecycle.STARTED, runId)).as("nothing started").isEmpty();
     assertThat(backend.teardowns(runId)).isZero();
     assertThat(backend.resources()).isEmpty();
   }

@@ -106,6 +106,7 @@ class WarmPoolTest {
             Resources.DEFAULT,
             new TreeMap<>(),
             OutputLimits.DEFAULT,
+            new TreeMap<>(),
             warm));
     agents.put(
         "other",
@@ -146,7 +147,7 @@ class WarmPoolTest {
         clock,
         executor,
         json,
-        RunContractServices.basic(store, java.util.Optional.empty()));
+        RunContractServices.Config.NONE.services(store));
   }
 
   private static RunRequest request(String... command) {

@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.runs.ArtifactRetention;
 import dev.agentsandbox.runs.ConfigSource;
 import dev.agentsandbox.runs.Reaper;
 import dev.agentsandbox.runs.RunService;
@@ -29,6 +30,7 @@ import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -165,7 +167,30 @@ public final class AgentSandboxServer implements AutoCloseable {
     }
     Reaper reaper =
         new Reaper(wiring.backends(), runs::isLive, store.audit(), Clock.systemUTC(), mapper);
-    AutoCloseable reaping = wiring.reaping().apply(reaper::reapOnce);
+    Optional<ArtifactRetention> retention =
+        wiring
+            .contract()
+            .artifacts()
+            .flatMap(
+                a ->
+                    a.retention()
+                        .map(
+                            keep ->
+                                new ArtifactRetention(
+                                    a.store(),
+                                    keep,
+                                    store.runs(),
+                                    store.audit(),
+                                    Clock.systemUTC(),
+                                    mapper)));
+    AutoCloseable reaping =
+        wiring
+            .reaping()
+            .apply(
+                () -> {
+                  reaper.reapOnce();
+                  retention.ifPresent(ArtifactRetention::sweep);
+                });
     metrics.warmPool(runs::warmSandboxes, runs::warmOutcomes);
     ScheduledExecutorService warming =
         Executors.newSingleThreadScheduledExecutor(

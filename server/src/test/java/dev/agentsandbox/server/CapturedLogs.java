@@ -12,22 +12,22 @@ import org.slf4j.LoggerFactory;
  * Every log line of every thread while attached (libraries' background threads included), with
  * exception messages, safe to read while threads still log.
  */
-final class CapturedLogs extends AppenderBase<ILoggingEvent> {
+public final class CapturedLogs extends AppenderBase<ILoggingEvent> {
   private final ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
 
-  static CapturedLogs attach() {
+  public static CapturedLogs attach() {
     CapturedLogs logs = new CapturedLogs();
     logs.start();
     root().addAppender(logs);
     return logs;
   }
 
-  void detach() {
+  public void detach() {
     root().detachAppender(this);
     stop();
   }
 
-  List<String> lines() {
+  public List<String> lines() {
     return List.copyOf(lines);
   }
 

@@ -39,14 +39,22 @@ class GovernanceAnswersTest {
       "[{\"path\":\"enabled\",\"kind\":\"enabled_turned_on\",\"detail\":\"agent sandboxes turned"
           + " on\"},{\"path\":\"agents.helper\",\"kind\":\"agent_added\",\"detail\":\"agent"
           + " added\"}]";
+
+  /** The configuration gained internal destinations: the default limit, and none per agent. */
+  private static final String WIDEST = "\"internal_widest\":{\"ipv4\":24,\"ipv6\":64},";
+
   private static final String BEFORE =
-      "{\"enabled\":false,\"backend\":\"auto\",\"require_runtime_class\":false,\"agents\":{}}";
+      "{\"enabled\":false,\"backend\":\"auto\",\"require_runtime_class\":false,"
+          + WIDEST
+          + "\"agents\":{}}";
   private static final String AFTER =
-      "{\"enabled\":true,\"backend\":\"auto\",\"require_runtime_class\":false,\"agents\":"
+      "{\"enabled\":true,\"backend\":\"auto\",\"require_runtime_class\":false,"
+          + WIDEST
+          + "\"agents\":"
           + "{\"helper\":{\"allow\":[\"api.vendor.com\"],\"image\":\"agent-sandbox/workload:latest\","
           + "\"resources\":{\"cpus\":1,\"memory_mb\":512,\"pids\":256},\"scope\":\"helper\","
           + "\"ttl_seconds\":900,\"credentials\":{},"
-          + "\"outputs\":{\"max_bytes\":16777216,\"max_files\":100}}}}";
+          + "\"outputs\":{\"max_bytes\":16777216,\"max_files\":100},\"internal\":{}}}}";
 
   @TempDir Path dir;
   ApiFixture api;

@@ -84,6 +84,84 @@ class OpenApiDocumentTest {
     assertThat(operations).isEqualTo(routes);
   }
 
+  @Test
+  void contentTypesCarryNoParameters() {
+    // A parameter (charset=...) in a media type key would never match what clients look up.
+    java.util.List<String> withParameters = new java.util.ArrayList<>();
+    OpenApiContract.document()
+        .tree()
+        .findParents("content")
+        .forEach(
+            parent ->
+                parent
+                    .get("content")
+                    .fieldNames()
+                    .forEachRemaining(
+                        media -> {
+                          if (media.contains(";")) {
+                            withParameters.add(media);
+                          }
+                        }));
+    assertThat(withParameters).isEmpty();
+  }
+
+  @Test
+  void closedSetsAreTheCodesOwn() {
+    JsonNode schemas = OpenApiContract.document().tree().get("components").get("schemas");
+    TreeSet<String> ends = new TreeSet<>();
+    for (dev.agentsandbox.backend.Completion.End end :
+        dev.agentsandbox.backend.Completion.End.values()) {
+      ends.add(end.name().toLowerCase(java.util.Locale.ROOT));
+    }
+    ends.add("null");
+    assertThat(enumOf(schemas.at("/Run/properties/end"))).isEqualTo(ends);
+    assertThat(enumOf(schemas.at("/Timeline/properties/end/properties/end_reason")))
+        .isEqualTo(ends);
+    TreeSet<String> statuses = new TreeSet<>();
+    for (dev.agentsandbox.store.RunStatus status : dev.agentsandbox.store.RunStatus.values()) {
+      // A refused run is audited (agent_sandbox.refused) but never stored, so never shown.
+      if (status != dev.agentsandbox.store.RunStatus.REFUSED) {
+        statuses.add(status.wireName());
+      }
+    }
+    assertThat(enumOf(schemas.get("RunStatus"))).isEqualTo(statuses);
+    TreeSet<String> isolations = new TreeSet<>();
+    for (dev.agentsandbox.backend.Isolation isolation :
+        dev.agentsandbox.backend.Isolation.values()) {
+      isolations.add(isolation.name().toLowerCase(java.util.Locale.ROOT));
+    }
+    assertThat(enumOf(schemas.get("Isolation"))).isEqualTo(isolations);
+    TreeSet<String> backends = new TreeSet<>();
+    for (dev.agentsandbox.policy.config.Backend backend :
+        dev.agentsandbox.policy.config.Backend.values()) {
+      backends.add(backend.wireName());
+    }
+    assertThat(enumOf(schemas.get("Backend"))).isEqualTo(backends);
+    TreeSet<String> kinds = new TreeSet<>();
+    for (dev.agentsandbox.policy.config.Loosening.Kind kind :
+        dev.agentsandbox.policy.config.Loosening.Kind.values()) {
+      kinds.add(kind.wireName());
+    }
+    assertThat(enumOf(schemas.at("/Loosening/properties/kind"))).isEqualTo(kinds);
+    TreeSet<String> sources = new TreeSet<>();
+    for (dev.agentsandbox.policy.config.CredentialSpec.Source source :
+        dev.agentsandbox.policy.config.CredentialSpec.Source.values()) {
+      sources.add(source.wireName());
+    }
+    assertThat(enumOf(schemas.at("/CredentialSpec/properties/source"))).isEqualTo(sources);
+    assertThat(
+            enumOf(
+                schemas.at(
+                    "/Timeline/properties/what_ran/properties/credentials/items/properties/source")))
+        .isEqualTo(sources);
+  }
+
+  private static TreeSet<String> enumOf(JsonNode schema) {
+    TreeSet<String> values = new TreeSet<>();
+    schema.get("enum").forEach(v -> values.add(v.isNull() ? "null" : v.asText()));
+    return values;
+  }
+
   static Stream<Arguments> undocumented() {
     return Stream.of(
         Arguments.of(

@@ -139,7 +139,12 @@ public final class RunRepository {
 
   /** The newest {@code limit} (at most 1000) runs, newest first. */
   public List<RunRecord> recent(int limit) {
-    return recent(null, null, null, limit);
+    return recent(null, null, null, Map.of(), limit);
+  }
+
+  /** The newest runs matching agent, status and creation time, without label filters. */
+  public List<RunRecord> recent(String agent, RunStatus status, Instant since, int limit) {
+    return recent(agent, status, since, Map.of(), limit);
   }
 
   /**
@@ -148,8 +153,11 @@ public final class RunRepository {
    * @param agent only this agent's runs, or null for all
    * @param status only runs in this status, or null for all
    * @param since only runs created at or after this instant, or null for all
+   * @param labels only runs carrying every one of these labels (key and value); empty for all
    */
-  public List<RunRecord> recent(String agent, RunStatus status, Instant since, int limit) {
+  public List<RunRecord> recent(
+      String agent, RunStatus status, Instant since, Map<String, String> labels, int limit) {
+    Objects.requireNonNull(labels, "labels");
     if (limit < 1) {
       throw new IllegalArgumentException("recent runs limit must be at least 1, got " + limit);
     }
@@ -166,6 +174,11 @@ public final class RunRepository {
     if (since != null) {
       where.add("created_at_ms >= ?");
       parameters.add(since.toEpochMilli());
+    }
+    for (Map.Entry<String, String> label : new TreeMap<>(labels).entrySet()) {
+      where.add("run_id IN (SELECT run_id FROM run_label WHERE label_key = ? AND label_value = ?)");
+      parameters.add(label.getKey());
+      parameters.add(label.getValue());
     }
     String sql =
         "SELECT "

@@ -6,6 +6,7 @@ import static org.assertj.core.groups.Tuple.tuple;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Run records: insert, update through their states, list active and recent. Both dialects. */
@@ -159,6 +160,36 @@ abstract class RunRepositoryContract extends StoreTestBase {
         .extracting(RunRecord::runId)
         .containsExactly("run-4");
     assertThat(store.runs().recent("nobody", null, null, 10)).isEmpty();
+  }
+
+  @Test
+  void recentFiltersByLabelsKeepingOnlyRunsThatCarryEveryOne() {
+    store.runs().insert(pending("run-1", START.plusSeconds(1)), Map.of("owner", "alice"));
+    store
+        .runs()
+        .insert(
+            pending("run-2", START.plusSeconds(2)), Map.of("owner", "alice", "task-ref", "T-1"));
+    store.runs().insert(pending("run-3", START.plusSeconds(3)), Map.of("owner", "bob"));
+    store.runs().insert(pending("run-4", START.plusSeconds(4)));
+
+    assertThat(store.runs().recent(null, null, null, Map.of("owner", "alice"), 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-2", "run-1");
+    assertThat(
+            store.runs().recent(null, null, null, Map.of("owner", "alice", "task-ref", "T-1"), 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-2");
+    assertThat(store.runs().recent(null, null, null, Map.of("task-ref", "T-1", "owner", "bob"), 10))
+        .as("every label must match, not any")
+        .isEmpty();
+    assertThat(store.runs().recent(null, null, null, Map.of("owner", "alic"), 10))
+        .as("values match whole")
+        .isEmpty();
+    assertThat(
+            store.runs().recent("helper", null, START.plusSeconds(2), Map.of("owner", "alice"), 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-2");
+    assertThat(store.runs().recent(null, null, null, Map.of(), 10)).hasSize(4);
   }
 
   @Test

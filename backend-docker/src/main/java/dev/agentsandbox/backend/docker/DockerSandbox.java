@@ -48,6 +48,7 @@ final class DockerSandbox implements Sandbox {
   private final List<String> networks = new CopyOnWriteArrayList<>();
   private final List<Closeable> streams = new CopyOnWriteArrayList<>();
   private volatile String agentId;
+  private volatile String imageId;
   private volatile String proxyId;
   private volatile WorkloadOutput agentOutput;
   private volatile ProxyOutput proxyOutput;
@@ -116,6 +117,8 @@ final class DockerSandbox implements Sandbox {
       step = "creating workload container " + agent.name() + " from image " + agent.image();
       agentId = DockerCommands.createContainer(client, agent);
       containers.add(agentId);
+      step = "reading the image id of workload container " + agent.name();
+      imageId = client.inspectContainerCmd(agentId).exec().getImageId();
       step = "creating " + RunContract.OUT_DIR + " in workload container " + agent.name();
       copyInto(agentId, RunContract.WORKSPACE, layout.outFolderArchive());
       step = "starting workload container " + agent.name() + " under " + runtime;
@@ -251,6 +254,11 @@ final class DockerSandbox implements Sandbox {
   @Override
   public String runtime() {
     return runtime;
+  }
+
+  @Override
+  public Optional<String> imageId() {
+    return Optional.ofNullable(imageId);
   }
 
   @Override
@@ -406,14 +414,7 @@ final class DockerSandbox implements Sandbox {
         problems.add("collected outputs " + file + ": " + e.getMessage());
       }
     }
-    if (!problems.isEmpty()) {
-      throw new UnableToTearDownSandboxException(
-          "removing the sandbox of run "
-              + runId
-              + ": "
-              + String.join("; ", problems)
-              + " (the reaper retries when the run's expiry passes)");
-    }
+    UnableToTearDownSandboxException.throwIfAny("removing the sandbox of run " + runId, problems);
   }
 
   private void teardownQuietly() {

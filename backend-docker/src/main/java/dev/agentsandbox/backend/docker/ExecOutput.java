@@ -1,5 +1,7 @@
 package dev.agentsandbox.backend.docker;
 
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.model.Frame;
 import dev.agentsandbox.backend.SandboxListener;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -9,11 +11,17 @@ import java.util.concurrent.TimeUnit;
  * to the listener, and a latch of its own for "has the stream ended yet?" (docker-java's {@code
  * awaitCompletion(timeout)} closes the stream when it returns).
  */
-final class ExecOutput extends WorkloadOutput {
+final class ExecOutput extends ResultCallback.Adapter<Frame> {
   private final CountDownLatch ended = new CountDownLatch(1);
+  private final WorkloadOutput frames;
 
   ExecOutput(SandboxListener listener) {
-    super(listener);
+    this.frames = new WorkloadOutput(listener);
+  }
+
+  @Override
+  public void onNext(Frame frame) {
+    frames.onNext(frame);
   }
 
   @Override

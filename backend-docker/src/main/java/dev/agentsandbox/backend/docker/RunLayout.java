@@ -180,7 +180,9 @@ final class RunLayout {
     env.put("no_proxy", "");
     env.put(RunContract.OUT_ENV, RunContract.OUT_DIR);
     env.put(RunContract.CREDENTIALS_ENV, RunContract.CREDENTIALS_DIR);
-    for (String key : List.of(RunContract.OUT_ENV, RunContract.CREDENTIALS_ENV)) {
+    env.put(RunContract.RUN_ID_ENV, spec.runId());
+    for (String key :
+        List.of(RunContract.OUT_ENV, RunContract.CREDENTIALS_ENV, RunContract.RUN_ID_ENV)) {
       secret.remove(key);
     }
     return new ContainerSpec(

@@ -206,6 +206,12 @@ final class WarmDockerSandbox implements PreparedSandbox {
       return runtime;
     }
 
+    /** The image the prepared workload container was created from, resolved at preparation. */
+    @Override
+    public Optional<String> imageId() {
+      return base.imageId();
+    }
+
     @Override
     public Completion await(Instant deadline) throws InterruptedException {
       Instant until = deadline.isBefore(hardDeadline) ? deadline : hardDeadline;

@@ -41,7 +41,9 @@ class RunLayoutTest {
         new RunEgress(
             AllowList.parse(List.of("api.example.com", "*.pypi.org:8443")),
             Optional.of(AllowList.parse(List.of("*.example.com", "*.pypi.org:8443"))),
-            List.of("10.20.0.0/16"),
+            List.of(
+                dev.agentsandbox.policy.config.InternalDestination.range(
+                    "mirror", "10.20.0.0/16", 443)),
             Map.of("mirror.internal.example.com", List.of("10.20.0.5"))),
         new Resources(0.5, 256, 64),
         Duration.ofMinutes(5),
@@ -94,7 +96,8 @@ class RunLayoutTest {
                             "NO_PROXY",
                             "no_proxy",
                             "AGENT_SANDBOX_OUT",
-                            "AGENT_SANDBOX_CREDENTIALS"))),
+                            "AGENT_SANDBOX_CREDENTIALS",
+                            "AGENT_SANDBOX_RUN_ID"))),
         row("carries the run's labels", agent, a -> a.labels().equals(spec().labels())));
   }
 
@@ -209,6 +212,7 @@ class RunLayoutTest {
     assertThat(agent.env())
         .containsEntry("AGENT_SANDBOX_OUT", "/workspace/out")
         .containsEntry("AGENT_SANDBOX_CREDENTIALS", "/run/agent-sandbox/credentials")
+        .containsEntry("AGENT_SANDBOX_RUN_ID", "r1")
         .containsEntry("GATEWAY_TOKEN", "jwt-SECRET-1");
     assertThat(agent.env().values()).as("a credential without env").doesNotContain("aws-SECRET-2");
   }
@@ -293,9 +297,8 @@ class RunLayoutTest {
     assertThat(policy.get("instance_allow"))
         .extracting(JsonNode::asText)
         .containsExactlyInAnyOrder("*.example.com", "*.pypi.org:8443");
-    assertThat(policy.get("internal_cidrs"))
-        .extracting(JsonNode::asText)
-        .containsExactly("10.20.0.0/16");
+    assertThat(policy.get("internal").toString())
+        .isEqualTo("[{\"cidr\":\"10.20.0.0/16\",\"ports\":[443]}]");
     assertThat(policy.get("hosts").get("mirror.internal.example.com").get(0).asText())
         .isEqualTo("10.20.0.5");
     assertThat(policy.get("run_id").asText()).isEqualTo("r1");

@@ -5,6 +5,7 @@ import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Labels;
@@ -13,14 +14,19 @@ import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -101,35 +107,75 @@ class WarmDockerSandboxIT {
               "ls /run/agent-sandbox/credentials | wc -l; echo \"task=$TASK\"");
       assertThat(idle.output()).contains("0").contains("task=\n");
 
+      // The run contract, as a cold run gets it: credentials as 0400 files of the workload's uid
+      // (and, when asked, in the environment), the run id in the environment, /workspace/out
+      // collected, the image's content id for the timeline.
       RunSpec spec =
           run(
                   template,
                   List.of(
                       "sh",
                       "-c",
-                      "echo \"task=$TASK proxy=$HTTPS_PROXY\"; cat"
-                          + " /run/agent-sandbox/credentials/token; echo; id -u; exit 7"),
+                      "echo \"task=$TASK proxy=$HTTPS_PROXY run=$AGENT_SANDBOX_RUN_ID\"; cat"
+                          + " /run/agent-sandbox/credentials/token; echo; id -u;"
+                          + " stat -c 'mode=%a owner=%u' /run/agent-sandbox/credentials/token;"
+                          + " echo \"envlen=${#TOKEN_ENV}\"; echo made > /workspace/out/r.txt;"
+                          + " sleep 2; exit 7"),
                   Map.of("TASK", "t-42"))
               .withCredentials(
                   List.of(
                       new RunCredential(
                           "token",
                           "s3cr3t-value",
-                          Optional.empty(),
+                          Optional.of("TOKEN_ENV"),
                           Instant.now().plusSeconds(600))));
       RecordingListener listener = new RecordingListener();
       Completion completion;
+      Map<String, String> outFiles = new HashMap<>();
+      Optional<String> imageId;
+      String inspected;
       try (Sandbox sandbox = warm.handOver(spec, listener)) {
         assertThat(sandbox.runtime()).isEqualTo(runtime);
+        // While the command runs, nothing the daemon shows of the container or of the command
+        // started in it holds the run's environment or credential values: they went in through
+        // the exec's environment and the proxy's mount, neither of which inspect reports.
+        ObjectMapper json = new ObjectMapper();
+        var container = client.inspectContainerCmd(warm.base().workloadContainerId()).exec();
+        StringBuilder seen = new StringBuilder(json.writeValueAsString(container));
+        List<String> execs = Optional.ofNullable(container.getExecIds()).orElse(List.of());
+        for (String execId : execs) {
+          seen.append(json.writeValueAsString(client.inspectExecCmd(execId).exec()));
+        }
+        assertThat(execs).as("the run's command, started in the container").isNotEmpty();
+        inspected = seen.toString();
         completion = sandbox.await(Instant.now().plus(Duration.ofMinutes(2)));
+        imageId = sandbox.imageId();
+        try (InputStream outputs = sandbox.outputs().orElseThrow();
+            TarArchiveInputStream tar = new TarArchiveInputStream(outputs)) {
+          for (TarArchiveEntry e = tar.getNextEntry(); e != null; e = tar.getNextEntry()) {
+            if (e.isFile()) {
+              outFiles.put(e.getName(), new String(tar.readAllBytes(), StandardCharsets.UTF_8));
+            }
+          }
+        }
       }
 
       assertThat(completion.end()).as(completion.detail()).isEqualTo(Completion.End.EXIT);
       assertThat(completion.exitStatus()).hasValue(7);
       assertThat(listener.output())
           .contains("task=t-42 proxy=http://")
+          .contains("run=" + template.runId())
           .contains("s3cr3t-value")
-          .contains("65534");
+          .contains("65534")
+          .contains("mode=400 owner=65534")
+          .contains("envlen=12");
+      assertThat(inspected)
+          .contains("AGENT_SANDBOX_RUN_ID=" + template.runId())
+          .contains("/workspace/out/r.txt")
+          .doesNotContain("s3cr3t-value")
+          .doesNotContain("t-42");
+      assertThat(outFiles).containsEntry("out/r.txt", "made\n");
+      assertThat(imageId).hasValueSatisfying(id -> assertThat(id).startsWith("sha256:"));
       // Served once: a second hand-over, even with a valid spec, is refused.
       assertThatThrownBy(() -> warm.handOver(spec, SandboxListener.NONE))
           .isInstanceOf(IllegalStateException.class)

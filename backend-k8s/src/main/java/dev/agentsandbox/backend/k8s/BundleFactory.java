@@ -77,7 +77,7 @@ final class BundleFactory {
     objects.add(namespace(ns, labels));
     objects.add(fence.defaultDeny(ns, labels));
     objects.add(fence.agentEgress(ns, labels, agentPod, proxyPod));
-    objects.add(fence.proxyFence(ns, labels, agentPod, proxyPod, spec.egress().internalCidrs()));
+    objects.add(fence.proxyFence(ns, labels, agentPod, proxyPod, spec.egress().internal()));
     objects.add(
         new ServiceAccountBuilder()
             .withNewMetadata()

@@ -50,6 +50,12 @@ public final class KubernetesBackend implements SandboxBackend {
     return NAME;
   }
 
+  /** A service destination is one NetworkPolicy peer: its namespace and pod labels together. */
+  @Override
+  public boolean reachesClusterServices() {
+    return true;
+  }
+
   /**
    * What the cluster offers, from an answer at most {@code probeCacheTtl} old, or one lookup waited
    * on for {@code probeTimeout} at most: a serve start or a plan never waits on an unreachable API

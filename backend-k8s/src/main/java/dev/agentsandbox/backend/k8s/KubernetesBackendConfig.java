@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -124,148 +125,121 @@ public record KubernetesBackendConfig(
 
   /** This configuration with {@link #requireRuntimeClass} set as given. */
   public KubernetesBackendConfig withRequireRuntimeClass(boolean require) {
-    return new KubernetesBackendConfig(
-        proxyImage,
-        proxyPort,
-        dnsNamespace,
-        dnsPodLabels,
-        dualStack,
-        runtimeClassName,
-        require,
-        controlPlaneNamespace,
-        podSecurityVersion,
-        quota,
-        proxyReadyTimeout,
-        pollInterval,
-        jobTtlAfterFinished,
-        outputTailLines,
-        trustedRuntimeHandlers,
-        probeTimeout,
-        probeCacheTtl,
-        nodeCidrs,
-        apiServerCidrs);
+    return with(c -> c.requireRuntimeClass = require);
   }
 
   /** This configuration with {@link #dualStack} set as given. */
   public KubernetesBackendConfig withDualStack(boolean dual) {
-    return new KubernetesBackendConfig(
-        proxyImage,
-        proxyPort,
-        dnsNamespace,
-        dnsPodLabels,
-        dual,
-        runtimeClassName,
-        requireRuntimeClass,
-        controlPlaneNamespace,
-        podSecurityVersion,
-        quota,
-        proxyReadyTimeout,
-        pollInterval,
-        jobTtlAfterFinished,
-        outputTailLines,
-        trustedRuntimeHandlers,
-        probeTimeout,
-        probeCacheTtl,
-        nodeCidrs,
-        apiServerCidrs);
+    return with(c -> c.dualStack = dual);
   }
 
   /** This configuration with the given launch and polling timings. */
   public KubernetesBackendConfig withTimings(Duration proxyReady, Duration poll) {
-    return new KubernetesBackendConfig(
-        proxyImage,
-        proxyPort,
-        dnsNamespace,
-        dnsPodLabels,
-        dualStack,
-        runtimeClassName,
-        requireRuntimeClass,
-        controlPlaneNamespace,
-        podSecurityVersion,
-        quota,
-        proxyReady,
-        poll,
-        jobTtlAfterFinished,
-        outputTailLines,
-        trustedRuntimeHandlers,
-        probeTimeout,
-        probeCacheTtl,
-        nodeCidrs,
-        apiServerCidrs);
+    return with(
+        c -> {
+          c.proxyReadyTimeout = proxyReady;
+          c.pollInterval = poll;
+        });
   }
 
   /** This configuration with the given RuntimeClass handlers trusted as gVisor. */
   public KubernetesBackendConfig withTrustedRuntimeHandlers(List<String> handlers) {
-    return new KubernetesBackendConfig(
-        proxyImage,
-        proxyPort,
-        dnsNamespace,
-        dnsPodLabels,
-        dualStack,
-        runtimeClassName,
-        requireRuntimeClass,
-        controlPlaneNamespace,
-        podSecurityVersion,
-        quota,
-        proxyReadyTimeout,
-        pollInterval,
-        jobTtlAfterFinished,
-        outputTailLines,
-        handlers,
-        probeTimeout,
-        probeCacheTtl,
-        nodeCidrs,
-        apiServerCidrs);
+    return with(c -> c.trustedRuntimeHandlers = handlers);
   }
 
   /** This configuration with the given probe time-out and cache lifetime. */
   public KubernetesBackendConfig withProbe(Duration timeout, Duration cacheTtl) {
-    return new KubernetesBackendConfig(
-        proxyImage,
-        proxyPort,
-        dnsNamespace,
-        dnsPodLabels,
-        dualStack,
-        runtimeClassName,
-        requireRuntimeClass,
-        controlPlaneNamespace,
-        podSecurityVersion,
-        quota,
-        proxyReadyTimeout,
-        pollInterval,
-        jobTtlAfterFinished,
-        outputTailLines,
-        trustedRuntimeHandlers,
-        timeout,
-        cacheTtl,
-        nodeCidrs,
-        apiServerCidrs);
+    return with(
+        c -> {
+          c.probeTimeout = timeout;
+          c.probeCacheTtl = cacheTtl;
+        });
   }
 
   /**
    * This configuration with the given node and API server addresses kept from the proxy's egress.
    */
   public KubernetesBackendConfig withClusterCidrs(List<String> nodes, List<String> apiServers) {
-    return new KubernetesBackendConfig(
-        proxyImage,
-        proxyPort,
-        dnsNamespace,
-        dnsPodLabels,
-        dualStack,
-        runtimeClassName,
-        requireRuntimeClass,
-        controlPlaneNamespace,
-        podSecurityVersion,
-        quota,
-        proxyReadyTimeout,
-        pollInterval,
-        jobTtlAfterFinished,
-        outputTailLines,
-        trustedRuntimeHandlers,
-        probeTimeout,
-        probeCacheTtl,
-        nodes,
-        apiServers);
+    return with(
+        c -> {
+          c.nodeCidrs = nodes;
+          c.apiServerCidrs = apiServers;
+        });
+  }
+
+  /** A copy with some fields changed, validated again by the canonical constructor. */
+  private KubernetesBackendConfig with(Consumer<Copy> change) {
+    Copy copy = new Copy(this);
+    change.accept(copy);
+    return copy.build();
+  }
+
+  /** The fields of one configuration, writable, so each with-er names only what it changes. */
+  private static final class Copy {
+    String proxyImage;
+    int proxyPort;
+    String dnsNamespace;
+    Map<String, String> dnsPodLabels;
+    boolean dualStack;
+    String runtimeClassName;
+    boolean requireRuntimeClass;
+    String controlPlaneNamespace;
+    String podSecurityVersion;
+    SandboxQuota quota;
+    Duration proxyReadyTimeout;
+    Duration pollInterval;
+    Duration jobTtlAfterFinished;
+    int outputTailLines;
+    List<String> trustedRuntimeHandlers;
+    Duration probeTimeout;
+    Duration probeCacheTtl;
+    List<String> nodeCidrs;
+    List<String> apiServerCidrs;
+
+    Copy(KubernetesBackendConfig c) {
+      proxyImage = c.proxyImage;
+      proxyPort = c.proxyPort;
+      dnsNamespace = c.dnsNamespace;
+      dnsPodLabels = c.dnsPodLabels;
+      dualStack = c.dualStack;
+      runtimeClassName = c.runtimeClassName;
+      requireRuntimeClass = c.requireRuntimeClass;
+      controlPlaneNamespace = c.controlPlaneNamespace;
+      podSecurityVersion = c.podSecurityVersion;
+      quota = c.quota;
+      proxyReadyTimeout = c.proxyReadyTimeout;
+      pollInterval = c.pollInterval;
+      jobTtlAfterFinished = c.jobTtlAfterFinished;
+      outputTailLines = c.outputTailLines;
+      trustedRuntimeHandlers = c.trustedRuntimeHandlers;
+      probeTimeout = c.probeTimeout;
+      probeCacheTtl = c.probeCacheTtl;
+      nodeCidrs = c.nodeCidrs;
+      apiServerCidrs = c.apiServerCidrs;
+    }
+
+    KubernetesBackendConfig build() {
+      return new KubernetesBackendConfig(
+          proxyImage,
+          proxyPort,
+          dnsNamespace,
+          dnsPodLabels,
+          dualStack,
+          runtimeClassName,
+          requireRuntimeClass,
+          controlPlaneNamespace,
+          podSecurityVersion,
+          quota,
+          proxyReadyTimeout,
+          pollInterval,
+          jobTtlAfterFinished,
+          outputTailLines,
+          trustedRuntimeHandlers,
+          probeTimeout,
+          probeCacheTtl,
+          nodeCidrs,
+          apiServerCidrs);
+    }
   }
 
   private static void requireLabel(String what, String value) {

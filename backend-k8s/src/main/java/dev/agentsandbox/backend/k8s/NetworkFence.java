@@ -1,5 +1,7 @@
 package dev.agentsandbox.backend.k8s;
 
+import dev.agentsandbox.policy.config.InternalDestination;
+import dev.agentsandbox.policy.net.AddressClassifier;
 import dev.agentsandbox.policy.net.Cidr;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
@@ -32,31 +34,20 @@ final class NetworkFence {
   static final String PROXY_FENCE = "proxy-fence";
 
   /**
-   * IPv4 ranges the proxy may never reach directly: private (RFC 1918), loopback, link-local (the
-   * cloud metadata service lives at 169.254.169.254), CGNAT (RFC 6598; Tailscale and some clouds'
-   * internal addresses), "this network", IETF protocol assignments, benchmarking, multicast and
-   * reserved. The proxy refuses these too; the policy holds even if the proxy were subverted.
+   * IPv4 ranges the proxy may never reach directly: every range the proxy's own address check
+   * refuses ({@link AddressClassifier#FENCE_V4}: private, loopback, link-local and the metadata
+   * services, CGNAT, documentation, benchmarking, multicast, reserved). The policy holds even if
+   * the proxy were subverted.
    */
   static final List<String> IPV4_EXCEPT =
-      List.of(
-          "0.0.0.0/8",
-          "10.0.0.0/8",
-          "100.64.0.0/10",
-          "127.0.0.0/8",
-          "169.254.0.0/16",
-          "172.16.0.0/12",
-          "192.0.0.0/24",
-          "192.168.0.0/16",
-          "198.18.0.0/15",
-          "224.0.0.0/4",
-          "240.0.0.0/4");
+      AddressClassifier.FENCE_V4.stream().map(Cidr::toString).toList();
 
   /**
-   * IPv6 ranges the proxy may never reach directly: loopback, IPv4-mapped, NAT64, unique-local (AWS
-   * serves its IPv6 metadata service at fd00:ec2::254), link-local and multicast.
+   * IPv6 ranges the proxy may never reach directly ({@link AddressClassifier#FENCE_V6}): everything
+   * outside global unicast, the special-purpose blocks inside it and 6to4.
    */
   static final List<String> IPV6_EXCEPT =
-      List.of("::1/128", "::ffff:0:0/96", "64:ff9b::/96", "fc00::/7", "fe80::/10", "ff00::/8");
+      AddressClassifier.FENCE_V6.stream().map(Cidr::toString).toList();
 
   private final KubernetesBackendConfig config;
 
@@ -106,14 +97,15 @@ final class NetworkFence {
   /**
    * The proxy accepts only the agent, on its port; it reaches cluster DNS (the DNS pods of the DNS
    * namespace, both in one peer so that neither alone opens anything) and public addresses, plus
-   * any internal destinations the operator declared for this run's egress policy.
+   * the internal destinations of this run's agent, each in its own rule with its own ports: a range
+   * as an ipBlock, a service as its namespace and pod labels in one peer, on the pods' ports.
    */
   NetworkPolicy proxyFence(
       String namespace,
       Map<String, String> labels,
       Map<String, String> agentPod,
       Map<String, String> proxyPod,
-      List<String> internalCidrs) {
+      List<InternalDestination> internal) {
     List<NetworkPolicyEgressRule> egress = new ArrayList<>();
     egress.add(
         new NetworkPolicyEgressRuleBuilder()
@@ -139,16 +131,28 @@ final class NetworkFence {
       publicPeers.add(ipBlock("::/0", withMachinery(IPV6_EXCEPT, Cidr.parse("::/0"), machinery)));
     }
     egress.add(new NetworkPolicyEgressRuleBuilder().withTo(publicPeers).build());
-    List<NetworkPolicyPeer> internalPeers = new ArrayList<>();
-    for (String text : internalCidrs) {
-      Cidr internal = Cidr.parse(text);
-      boolean allMachinery = machinery.stream().anyMatch(m -> within(internal, m));
-      if (!allMachinery) {
-        internalPeers.add(ipBlock(text, withMachinery(List.of(), internal, machinery)));
+    for (InternalDestination destination : internal) {
+      NetworkPolicyPeer peer;
+      if (destination.cidr().isPresent()) {
+        Cidr range = destination.cidr().get();
+        if (machinery.stream().anyMatch(m -> m.covers(range))) {
+          continue;
+        }
+        peer = ipBlock(range.toString(), withMachinery(List.of(), range, machinery));
+      } else {
+        InternalDestination.ClusterService service = destination.service().orElseThrow();
+        peer =
+            new NetworkPolicyPeerBuilder()
+                .withNamespaceSelector(
+                    selector(Map.of("kubernetes.io/metadata.name", service.namespace())))
+                .withPodSelector(selector(service.podLabels()))
+                .build();
       }
-    }
-    if (!internalPeers.isEmpty()) {
-      egress.add(new NetworkPolicyEgressRuleBuilder().withTo(internalPeers).build());
+      egress.add(
+          new NetworkPolicyEgressRuleBuilder()
+              .withTo(peer)
+              .withPorts(destination.podPorts().stream().map(p -> port("TCP", p)).toList())
+              .build());
     }
     return new NetworkPolicyBuilder()
         .withNewMetadata()
@@ -172,18 +176,11 @@ final class NetworkFence {
   private static List<String> withMachinery(List<String> except, Cidr block, List<Cidr> machinery) {
     List<String> all = new ArrayList<>(except);
     for (Cidr range : machinery) {
-      if (within(range, block) && !range.equals(block) && !all.contains(range.toString())) {
+      if (block.covers(range) && !range.equals(block) && !all.contains(range.toString())) {
         all.add(range.toString());
       }
     }
     return all;
-  }
-
-  /** Whether {@code inner} lies entirely inside {@code outer}. */
-  private static boolean within(Cidr inner, Cidr outer) {
-    return inner.isIpv6() == outer.isIpv6()
-        && inner.prefixLength() >= outer.prefixLength()
-        && outer.contains(inner.network());
   }
 
   private static NetworkPolicyPeer ipBlock(String cidr, List<String> except) {

@@ -242,7 +242,7 @@ class BundleFactoryTest {
     assertThat(policy.get("allow").toString()).isEqualTo("[\"api.github.com\",\"*.pypi.org\"]");
     assertThat(policy.get("instance_allow").toString())
         .isEqualTo("[\"*.github.com\",\"*.pypi.org\"]");
-    assertThat(policy.get("internal_cidrs").isArray()).isTrue();
+    assertThat(policy.get("internal").isArray()).isTrue();
     assertThat(policy.get("hosts").get("git.internal").get(0).asText()).isEqualTo("10.20.0.7");
     assertThat(policy.get("run_id").asText()).isEqualTo("r42");
     assertThat(policy.get("decisions").asText()).isEqualTo("-");

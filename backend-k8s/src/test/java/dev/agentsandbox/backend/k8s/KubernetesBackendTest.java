@@ -8,6 +8,7 @@ import dev.agentsandbox.backend.Completion.End;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.SandboxPlan;
@@ -28,6 +29,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -304,6 +306,65 @@ class KubernetesBackendTest {
                     .isEqualTo("HTTPS_PROXY=http://10.43.7.9:3128"));
     sandbox.teardown();
     assertThat(namespaceExists("r1")).isFalse();
+  }
+
+  /**
+   * The playbook's labels (owner, agent, task reference, engagement code) from the run request, on
+   * the namespace and on every object the launch sends to the API server, read from the requests
+   * themselves, and on the pods the Job makes.
+   */
+  @Test
+  void everyObjectALaunchCreatesCarriesTheRunRequestsLabels() throws Exception {
+    installGvisor();
+    drainRequests();
+    cluster.serveProxy("lb1", "10.43.7.11");
+    Map<String, String> runLabels =
+        Map.of("owner", "alice", "task-ref", "JIRA-1042", "engagement", "ENG-7");
+    RunSpec base = Specs.spec("lb1");
+    RunSpec labelled =
+        new RunSpec(
+            base.runId(),
+            base.agent(),
+            base.image(),
+            base.command(),
+            base.env(),
+            base.egress(),
+            base.resources(),
+            base.ttl(),
+            base.expiresAt(),
+            false,
+            runLabels,
+            List.of());
+    Sandbox sandbox = backend().launch(labelled, listener);
+    // Every object the launch sent (the mock server consumes the request bodies, so each is read
+    // back from it): the paths say there are thirteen, the lists below find them all.
+    assertThat(createdInOrder()).hasSize(13);
+    String ns = "agent-run-lb1";
+    List<io.fabric8.kubernetes.api.model.HasMetadata> created = new ArrayList<>();
+    created.add(client.namespaces().withName(ns).get());
+    created.addAll(client.network().v1().networkPolicies().inNamespace(ns).list().getItems());
+    created.addAll(client.serviceAccounts().inNamespace(ns).list().getItems());
+    created.addAll(client.rbac().roles().inNamespace(ns).list().getItems());
+    created.addAll(client.rbac().roleBindings().inNamespace(ns).list().getItems());
+    created.addAll(client.resourceQuotas().inNamespace(ns).list().getItems());
+    created.addAll(client.limitRanges().inNamespace(ns).list().getItems());
+    created.addAll(client.configMaps().inNamespace(ns).list().getItems());
+    created.add(client.pods().inNamespace(ns).withName(BundleFactory.PROXY).get());
+    created.addAll(client.services().inNamespace(ns).list().getItems());
+    Job job = client.batch().v1().jobs().inNamespace(ns).withName(BundleFactory.JOB).get();
+    created.add(job);
+    assertThat(created).hasSize(13).doesNotContainNull();
+    assertThat(created)
+        .allSatisfy(
+            o ->
+                assertThat(o.getMetadata().getLabels())
+                    .as(o.getKind() + " " + o.getMetadata().getName())
+                    .containsAllEntriesOf(runLabels)
+                    .containsEntry(dev.agentsandbox.backend.Labels.AGENT, "helper"));
+    assertThat(job.getSpec().getTemplate().getMetadata().getLabels())
+        .as("the agent pods the Job makes")
+        .containsAllEntriesOf(runLabels);
+    sandbox.teardown();
   }
 
   @Test

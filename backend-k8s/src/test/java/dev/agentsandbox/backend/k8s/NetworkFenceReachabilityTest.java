@@ -24,12 +24,18 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class NetworkFenceReachabilityTest {
   private static final String NS = "agent-run-r42";
+
+  /** The mirror's /16 on 443, a /24 inside it on 22 only, and the LLM gateway service. */
+  private static final List<dev.agentsandbox.policy.config.InternalDestination> INTERNAL =
+      List.of(
+          Specs.range("mirror", "10.20.0.0/16", 443),
+          Specs.range("mirror-ssh", "10.20.9.0/24", 22),
+          Specs.GATEWAY);
+
   private static final KubernetesBundle BUNDLE =
       new BundleFactory(Specs.config().withDualStack(true))
           .build(
-              Specs.spec("r42", List.of("10.20.0.0/16"), false),
-              Optional.of("gvisor"),
-              Optional.of("10.43.7.9"));
+              Specs.spec("r42", INTERNAL, false), Optional.of("gvisor"), Optional.of("10.43.7.9"));
 
   private static final Endpoint AGENT =
       Endpoint.pod(
@@ -58,6 +64,12 @@ class NetworkFenceReachabilityTest {
   private static final Endpoint OTHER_SANDBOX_PROXY =
       Endpoint.pod(
           "other-proxy", "agent-run-other", BundleFactory.proxyPodSelector("other"), "10.42.0.22");
+  private static final Endpoint GATEWAY =
+      Endpoint.pod("gateway", "platform", Map.of("app", "platform-gateway"), "10.42.0.40");
+  private static final Endpoint GATEWAY_LOOKALIKE =
+      Endpoint.pod("lookalike", "billing", Map.of("app", "platform-gateway"), "10.42.0.41");
+  private static final Endpoint PLATFORM_DATABASE =
+      Endpoint.pod("database", "platform", Map.of("app", "postgres"), "10.42.0.42");
   private static final Endpoint CONTROL_PLANE =
       Endpoint.pod("control-plane", "agent-sandbox", Map.of("app", "agent-sandbox"), "10.42.0.30");
 
@@ -135,6 +147,45 @@ class NetworkFenceReachabilityTest {
             true),
         row("proxy reaches a declared internal range", PROXY, ip("10.20.0.7"), 443, "TCP", true),
         row(
+            "proxy cannot reach a declared range on a port it does not list",
+            PROXY,
+            ip("10.20.0.7"),
+            22,
+            "TCP",
+            false),
+        row(
+            "overlapping ranges: the /24's port inside the /24",
+            PROXY,
+            ip("10.20.9.7"),
+            22,
+            "TCP",
+            true),
+        row(
+            "overlapping ranges: the /24's port does not spill over the /16",
+            PROXY,
+            ip("10.20.10.7"),
+            22,
+            "TCP",
+            false),
+        row("proxy reaches the gateway's pods on their port", PROXY, GATEWAY, 8080, "TCP", true),
+        row("proxy cannot reach the gateway's pods on another", PROXY, GATEWAY, 22, "TCP", false),
+        row("proxy cannot reach the gateway's pods over UDP", PROXY, GATEWAY, 8080, "UDP", false),
+        row(
+            "proxy cannot reach a pod with the gateway's labels in another namespace",
+            PROXY,
+            GATEWAY_LOOKALIKE,
+            8080,
+            "TCP",
+            false),
+        row(
+            "proxy cannot reach another pod in the gateway's namespace",
+            PROXY,
+            PLATFORM_DATABASE,
+            8080,
+            "TCP",
+            false),
+        row("the agent cannot reach the gateway itself", AGENT, GATEWAY, 8080, "TCP", false),
+        row(
             "proxy cannot reach 10/8 outside the declared range",
             PROXY,
             ip("10.21.0.1"),
@@ -157,6 +208,37 @@ class NetworkFenceReachabilityTest {
             "TCP",
             false),
         row("proxy cannot reach CGNAT 100.64/10", PROXY, ip("100.64.0.1"), 443, "TCP", false),
+        row(
+            "proxy cannot reach Azure's WireServer, in public space",
+            PROXY,
+            ip("168.63.129.16"),
+            80,
+            "TCP",
+            false),
+        row("proxy reaches the address next to it", PROXY, ip("168.63.129.17"), 443, "TCP", true),
+        row("proxy cannot reach TEST-NET-3", PROXY, ip("203.0.113.7"), 443, "TCP", false),
+        row("proxy reaches public IPv6", PROXY, ip("2606:4700::1111"), 443, "TCP", true),
+        row(
+            "proxy cannot reach 6to4 of a private address",
+            PROXY,
+            ip("2002:a00::1"),
+            80,
+            "TCP",
+            false),
+        row(
+            "proxy cannot reach IPv6 outside global unicast",
+            PROXY,
+            ip("4000::1"),
+            80,
+            "TCP",
+            false),
+        row(
+            "proxy cannot reach NAT64 of a private address",
+            PROXY,
+            ip("64:ff9b::a00:1"),
+            80,
+            "TCP",
+            false),
         row("proxy cannot reach loopback", PROXY, ip("127.0.0.1"), 8080, "TCP", false),
         row("proxy cannot reach AWS's IPv6 metadata", PROXY, ip("fd00:ec2::254"), 80, "TCP", false),
         row("proxy cannot reach IPv6 link-local", PROXY, ip("fe80::1"), 80, "TCP", false),
@@ -195,6 +277,37 @@ class NetworkFenceReachabilityTest {
     assertThat(reachability.canReach(from, to, port, protocol)).as(name).isEqualTo(expected);
   }
 
+  /**
+   * Two runs of agents with different internal destinations: each proxy reaches its own agent's and
+   * not the other's, so a destination never leaks from one agent's scope to another's.
+   */
+  @Test
+  void eachRunsProxyReachesOnlyItsOwnAgentsDestinations() {
+    KubernetesBundle other =
+        new BundleFactory(Specs.config())
+            .build(
+                Specs.spec("r43", List.of(Specs.range("build-cache", "10.30.0.0/24", 6379)), false),
+                Optional.of("gvisor"),
+                Optional.of("10.43.7.10"));
+    List<NetworkPolicy> both =
+        Stream.concat(policies(BUNDLE).stream(), policies(other).stream()).toList();
+    PolicyReachability reachability = new PolicyReachability(both);
+    Endpoint otherProxy =
+        Endpoint.pod(
+            "proxy-r43",
+            "agent-run-r43",
+            other
+                .get(io.fabric8.kubernetes.api.model.Pod.class, BundleFactory.PROXY)
+                .getMetadata()
+                .getLabels(),
+            "10.42.0.50");
+    assertThat(reachability.canReach(otherProxy, ip("10.30.0.5"), 6379, "TCP")).isTrue();
+    assertThat(reachability.canReach(PROXY, ip("10.30.0.5"), 6379, "TCP")).isFalse();
+    assertThat(reachability.canReach(otherProxy, GATEWAY, 8080, "TCP")).isFalse();
+    assertThat(reachability.canReach(otherProxy, ip("10.20.0.7"), 443, "TCP")).isFalse();
+    assertThat(reachability.canReach(PROXY, GATEWAY, 8080, "TCP")).isTrue();
+  }
+
   @Test
   void singleStackPolicyHasNoIpv6Block() {
     KubernetesBundle single =
@@ -213,20 +326,20 @@ class NetworkFenceReachabilityTest {
                 Specs.config()
                     .withDualStack(true)
                     .withClusterCidrs(
-                        List.of("203.0.113.0/24", "10.20.5.0/24", "2001:db8:7::/48"),
-                        List.of("198.51.100.10/32")))
+                        List.of("45.67.89.0/24", "10.20.5.0/24", "2a05:d018:7::/48"),
+                        List.of("45.67.90.10/32")))
             .build(
-                Specs.spec("r42", List.of("10.20.0.0/16"), false),
+                Specs.spec("r42", INTERNAL, false),
                 Optional.of("gvisor"),
                 Optional.of("10.43.7.9"));
     PolicyReachability reachability = new PolicyReachability(policies(fenced));
-    assertThat(reachability.canReach(PROXY, ip("203.0.113.7"), 10250, "TCP"))
+    assertThat(reachability.canReach(PROXY, ip("45.67.89.7"), 10250, "TCP"))
         .as("a node's public address, kubelet port")
         .isFalse();
-    assertThat(reachability.canReach(PROXY, ip("198.51.100.10"), 6443, "TCP"))
+    assertThat(reachability.canReach(PROXY, ip("45.67.90.10"), 6443, "TCP"))
         .as("the API server's public address")
         .isFalse();
-    assertThat(reachability.canReach(PROXY, ip("2001:db8:7::5"), 10250, "TCP"))
+    assertThat(reachability.canReach(PROXY, ip("2a05:d018:7::5"), 10250, "TCP"))
         .as("a node's IPv6 address")
         .isFalse();
     assertThat(reachability.canReach(PROXY, ip("10.20.5.9"), 10250, "TCP"))
@@ -241,7 +354,7 @@ class NetworkFenceReachabilityTest {
     // Without the configuration, the same public node address is open: the test can fail.
     assertThat(
             new PolicyReachability(policies(BUNDLE))
-                .canReach(PROXY, ip("203.0.113.7"), 10250, "TCP"))
+                .canReach(PROXY, ip("45.67.89.7"), 10250, "TCP"))
         .isTrue();
   }
 

@@ -36,6 +36,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -479,12 +480,10 @@ class RbacContractTest {
   }
 
   /** Waits for a condition, failing after a generous bound (the bound is not a speed claim). */
-  private static void awaitTrue(String what, BooleanSupplier condition)
-      throws InterruptedException {
-    Instant until = Instant.now().plus(Duration.ofSeconds(60));
-    while (!condition.getAsBoolean()) {
-      assertThat(Instant.now()).as("still waiting: " + what).isBefore(until);
-      Thread.sleep(20);
-    }
+  private static void awaitTrue(String what, BooleanSupplier condition) {
+    Awaitility.await(what)
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(20))
+        .until(condition::getAsBoolean);
   }
 }

@@ -15,7 +15,7 @@ import java.util.function.Consumer;
 /**
  * The host's end of one virtio-serial port: a Unix socket the VMM connects to when it starts, owned
  * by the VMM's uid and readable by no one else. Everything the guest writes to the port is handed
- * to a consumer, in order, from one thread. Thread-safe.
+ * to a consumer, in order, from one thread; {@link #send} writes to the guest. Thread-safe.
  */
 final class GuestChannel implements AutoCloseable {
   private final ServerSocketChannel server;
@@ -59,6 +59,28 @@ final class GuestChannel implements AutoCloseable {
       // Closed by teardown, or the VMM went away: either way the stream has ended.
     } finally {
       ended.countDown();
+    }
+  }
+
+  /**
+   * Writes {@code bytes} to the guest's end of the port, if the VMM has connected; the guest reads
+   * them once it opens the port. Returns whether they were written.
+   */
+  boolean send(byte[] bytes) {
+    SocketChannel open = connection;
+    if (open == null) {
+      return false;
+    }
+    try {
+      synchronized (this) {
+        ByteBuffer buffer = ByteBuffer.wrap(bytes);
+        while (buffer.hasRemaining()) {
+          open.write(buffer);
+        }
+      }
+      return true;
+    } catch (IOException e) {
+      return false;
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.agentsandbox.backend.microvm;
 
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.SandboxException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,7 +26,7 @@ import java.util.stream.Stream;
  */
 final class GuestFiles {
   /** Bumped when the root disk's layout changes, so old cached disks are not reused. */
-  private static final String DISK_FORMAT = "v1";
+  private static final String DISK_FORMAT = "v2";
 
   /** The virtio drivers the guest needs, in load order (each after what it depends on). */
   static final List<String> MODULES =
@@ -123,12 +124,23 @@ final class GuestFiles {
     return list.lines().map(String::strip).filter(s -> s.matches("[a-z0-9_.\\[-]+")).toList();
   }
 
-  /**
-   * The run's initramfs: the base followed by an archive holding {@code /asb/run.env}, {@code
-   * /asb/argv} and {@code /asb/envv}.
-   */
+  /** The run's archive without credentials (the KVM probe's). */
   static byte[] runArchive(
       Map<String, String> settings, List<String> argv, Map<String, String> env) {
+    return runArchive(settings, argv, env, List.of());
+  }
+
+  /**
+   * The run's archive appended to the base initramfs: {@code /asb/run.env}, {@code /asb/argv},
+   * {@code /asb/envv} and one file per credential in {@code /asb/credentials/}, all readable by the
+   * guest's root alone; the init copies the credentials onto the workload's tmpfs and deletes them
+   * here.
+   */
+  static byte[] runArchive(
+      Map<String, String> settings,
+      List<String> argv,
+      Map<String, String> env,
+      List<RunCredential> credentials) {
     StringBuilder runEnv = new StringBuilder();
     settings.forEach((k, v) -> runEnv.append(k).append('=').append(quote(v)).append('\n'));
     StringBuilder args = new StringBuilder();
@@ -137,11 +149,19 @@ final class GuestFiles {
     }
     StringBuilder envv = new StringBuilder();
     env.forEach((k, v) -> envv.append(quote(k + "=" + v)).append(' '));
-    return new Cpio()
-        .file("asb/run.env", 0600, runEnv.toString().getBytes(StandardCharsets.UTF_8))
-        .file("asb/argv", 0600, args.toString().getBytes(StandardCharsets.UTF_8))
-        .file("asb/envv", 0600, envv.toString().getBytes(StandardCharsets.UTF_8))
-        .finish();
+    Cpio cpio =
+        new Cpio()
+            .file("asb/run.env", 0600, runEnv.toString().getBytes(StandardCharsets.UTF_8))
+            .file("asb/argv", 0600, args.toString().getBytes(StandardCharsets.UTF_8))
+            .file("asb/envv", 0600, envv.toString().getBytes(StandardCharsets.UTF_8))
+            .directory("asb/credentials", 0700);
+    for (RunCredential credential : credentials) {
+      cpio.file(
+          "asb/credentials/" + credential.name(),
+          0400,
+          credential.value().getBytes(StandardCharsets.UTF_8));
+    }
+    return cpio.finish();
   }
 
   /** Single-quotes a value for sh: nothing inside single quotes is special but the quote itself. */
@@ -206,7 +226,7 @@ final class GuestFiles {
                 tree.toString()),
             null);
         Files.delete(tar);
-        for (String dir : List.of("workspace", "tmp", "proc", "dev")) {
+        for (String dir : List.of("workspace", "tmp", "proc", "dev", "run")) {
           Path mountPoint = tree.resolve(dir);
           if (!Files.isDirectory(mountPoint, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             Files.deleteIfExists(mountPoint);

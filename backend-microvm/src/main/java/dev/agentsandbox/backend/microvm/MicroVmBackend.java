@@ -84,6 +84,15 @@ public final class MicroVmBackend implements SandboxBackend {
     return files;
   }
 
+  /**
+   * Yes: the run's credentials travel in its initramfs (readable by the slot's VMM uid alone) and
+   * the guest's init puts them on a tmpfs as {@link dev.agentsandbox.backend.RunCredential} says.
+   */
+  @Override
+  public boolean deliversCredentials() {
+    return true;
+  }
+
   @Override
   public Probe probe() {
     List<String> missing = HostCheck.missing(config, host);
@@ -145,13 +154,15 @@ public final class MicroVmBackend implements SandboxBackend {
       throw new UnableToLaunchSandboxException(
           "launching the sandbox of run " + spec.runId() + " on microvm: " + probe.detail());
     }
-    String step = "making the root disk of image " + spec.image();
+    String step = "looking up image " + spec.image();
     try {
+      String imageId = files.imageId(spec.image());
+      step = "making the root disk of image " + spec.image();
       Path rootDisk = files.rootDisk(spec.image());
       step = "building the guest's base initramfs";
       byte[] base = Files.readAllBytes(files.baseInitramfs());
       step = "taking a slot";
-      return claimAndStart(spec, listener, rootDisk, base);
+      return claimAndStart(spec, listener, rootDisk, base, imageId);
     } catch (UnableToLaunchSandboxException e) {
       throw e;
     } catch (IOException | RuntimeException e) {
@@ -161,7 +172,7 @@ public final class MicroVmBackend implements SandboxBackend {
   }
 
   private Sandbox claimAndStart(
-      RunSpec spec, SandboxListener listener, Path rootDisk, byte[] baseInitramfs)
+      RunSpec spec, SandboxListener listener, Path rootDisk, byte[] baseInitramfs, String imageId)
       throws IOException {
     Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
     Placement placement = claimSlot(spec);
@@ -174,10 +185,12 @@ public final class MicroVmBackend implements SandboxBackend {
             vmm.runtime(),
             listener,
             Instant.now().plus(ttl),
-            config.bootTimeout());
+            config.bootTimeout(),
+            imageId);
     sandbox.dirCreated();
     byte[] runArchive =
-        GuestFiles.runArchive(layout.guestSettings(), spec.command(), layout.workloadEnv());
+        GuestFiles.runArchive(
+            layout.guestSettings(), spec.command(), layout.workloadEnv(), spec.credentials());
     byte[] initramfs = new byte[baseInitramfs.length + runArchive.length];
     System.arraycopy(baseInitramfs, 0, initramfs, 0, baseInitramfs.length);
     System.arraycopy(runArchive, 0, initramfs, baseInitramfs.length, runArchive.length);

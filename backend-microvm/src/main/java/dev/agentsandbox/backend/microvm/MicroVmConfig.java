@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * How the microVM backend builds each run's VM, beyond what the run itself specifies.
@@ -117,54 +118,97 @@ public record MicroVmConfig(
 
   /** The same configuration under another accelerator ({@code kvm} or {@code tcg}). */
   public MicroVmConfig withAccel(String value) {
-    return new MicroVmConfig(
-        value,
-        qemu,
-        kernel,
-        modules,
-        busybox,
-        cacheDir,
-        runDir,
-        subnetPool,
-        proxyPort,
-        proxyCommand,
-        vmmUidBase,
-        vmmGid,
-        proxyUidBase,
-        proxyGid,
-        workloadUid,
-        tmpfsMb,
-        workspaceMb,
-        guestOverheadMb,
-        tscKhz,
-        bootTimeout,
-        proxyReadyTimeout);
+    return with(c -> c.accel = value);
   }
 
   /** The same configuration with another run directory and subnet pool (tests, several hosts). */
   public MicroVmConfig withRunDirAndPool(Path dir, String pool) {
-    return new MicroVmConfig(
-        accel,
-        qemu,
-        kernel,
-        modules,
-        busybox,
-        cacheDir,
-        dir,
-        pool,
-        proxyPort,
-        proxyCommand,
-        vmmUidBase,
-        vmmGid,
-        proxyUidBase,
-        proxyGid,
-        workloadUid,
-        tmpfsMb,
-        workspaceMb,
-        guestOverheadMb,
-        tscKhz,
-        bootTimeout,
-        proxyReadyTimeout);
+    return with(
+        c -> {
+          c.runDir = dir;
+          c.subnetPool = pool;
+        });
+  }
+
+  /** A copy with some fields changed, validated again by the canonical constructor. */
+  private MicroVmConfig with(Consumer<Copy> change) {
+    Copy copy = new Copy(this);
+    change.accept(copy);
+    return copy.build();
+  }
+
+  /** The fields of one configuration, writable, so each with-er names only what it changes. */
+  private static final class Copy {
+    String accel;
+    Path qemu;
+    Path kernel;
+    Path modules;
+    Path busybox;
+    Path cacheDir;
+    Path runDir;
+    String subnetPool;
+    int proxyPort;
+    List<String> proxyCommand;
+    int vmmUidBase;
+    int vmmGid;
+    int proxyUidBase;
+    int proxyGid;
+    int workloadUid;
+    int tmpfsMb;
+    int workspaceMb;
+    int guestOverheadMb;
+    long tscKhz;
+    Duration bootTimeout;
+    Duration proxyReadyTimeout;
+
+    Copy(MicroVmConfig c) {
+      accel = c.accel;
+      qemu = c.qemu;
+      kernel = c.kernel;
+      modules = c.modules;
+      busybox = c.busybox;
+      cacheDir = c.cacheDir;
+      runDir = c.runDir;
+      subnetPool = c.subnetPool;
+      proxyPort = c.proxyPort;
+      proxyCommand = c.proxyCommand;
+      vmmUidBase = c.vmmUidBase;
+      vmmGid = c.vmmGid;
+      proxyUidBase = c.proxyUidBase;
+      proxyGid = c.proxyGid;
+      workloadUid = c.workloadUid;
+      tmpfsMb = c.tmpfsMb;
+      workspaceMb = c.workspaceMb;
+      guestOverheadMb = c.guestOverheadMb;
+      tscKhz = c.tscKhz;
+      bootTimeout = c.bootTimeout;
+      proxyReadyTimeout = c.proxyReadyTimeout;
+    }
+
+    MicroVmConfig build() {
+      return new MicroVmConfig(
+          accel,
+          qemu,
+          kernel,
+          modules,
+          busybox,
+          cacheDir,
+          runDir,
+          subnetPool,
+          proxyPort,
+          proxyCommand,
+          vmmUidBase,
+          vmmGid,
+          proxyUidBase,
+          proxyGid,
+          workloadUid,
+          tmpfsMb,
+          workspaceMb,
+          guestOverheadMb,
+          tscKhz,
+          bootTimeout,
+          proxyReadyTimeout);
+    }
   }
 
   /** Whether the guest's CPU is emulated in software. */

@@ -7,14 +7,20 @@ import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
 import dev.agentsandbox.backend.UnableToTearDownSandboxException;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,6 +32,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class MicroVmSandbox implements Sandbox {
   private static final long DRAIN_MILLIS = 10_000;
 
+  /**
+   * How long a guest asked to stop (its deadline, a kill) may take to write its outputs and end
+   * before its VMM is killed. The workload itself is killed at once; this bounds only the archive
+   * of {@code /workspace/out}, the disk flush and the reset.
+   */
+  static final Duration STOP_GRACE = Duration.ofSeconds(30);
+
+  private static final byte[] STOP = "stop\n".getBytes(StandardCharsets.US_ASCII);
+  private static final System.Logger LOG = System.getLogger(MicroVmSandbox.class.getName());
+
   private final MicroVmBackend backend;
   private final VmLayout layout;
   private final String runId;
@@ -33,6 +49,7 @@ final class MicroVmSandbox implements Sandbox {
   private final SandboxListener listener;
   private final Instant hardDeadline;
   private final Duration bootTimeout;
+  private final String imageId;
   private final AtomicBoolean killed = new AtomicBoolean();
   private final AtomicBoolean tornDown = new AtomicBoolean();
   private final GuestStatus status = new GuestStatus();
@@ -42,6 +59,7 @@ final class MicroVmSandbox implements Sandbox {
   private volatile ProxyProcess proxy;
   private volatile GuestChannel output;
   private volatile GuestChannel statusChannel;
+  private volatile GuestChannel control;
   private volatile Process vm;
   private volatile Instant started;
 
@@ -52,7 +70,8 @@ final class MicroVmSandbox implements Sandbox {
       String runtime,
       SandboxListener listener,
       Instant hardDeadline,
-      Duration bootTimeout) {
+      Duration bootTimeout,
+      String imageId) {
     this.backend = backend;
     this.layout = layout;
     this.runId = runId;
@@ -60,6 +79,7 @@ final class MicroVmSandbox implements Sandbox {
     this.listener = listener;
     this.hardDeadline = hardDeadline;
     this.bootTimeout = bootTimeout;
+    this.imageId = imageId;
   }
 
   /** The run's directory was created and its record written; teardown removes it. */
@@ -106,12 +126,16 @@ final class MicroVmSandbox implements Sandbox {
       Files.setAttribute(layout.initramfs(), "unix:uid", vmmUid);
       Files.createDirectory(layout.vmmDir());
       Files.setAttribute(layout.vmmDir(), "unix:uid", vmmUid);
+      step = "creating the output disk " + layout.outputDisk();
+      createOutputDisk(vmmUid);
       step = "opening the guest's channels in " + layout.dir();
       output =
           GuestChannel.listen(
               layout.outputSocket(), vmmUid, listener::onOutput, "asb-out-" + runId);
       statusChannel =
           GuestChannel.listen(layout.statusSocket(), vmmUid, status::accept, "asb-status-" + runId);
+      control =
+          GuestChannel.listen(layout.controlSocket(), vmmUid, chunk -> {}, "asb-control-" + runId);
       List<String> command = backend.vmm().commandLine(layout.vmRequest(rootDisk));
       step = "starting the VM (" + runtime + ")";
       started = Instant.now();
@@ -131,6 +155,18 @@ final class MicroVmSandbox implements Sandbox {
     }
   }
 
+  /** A sparse file of the disk's size, the VMM's to write and nobody else's. */
+  private void createOutputDisk(int vmmUid) throws IOException {
+    Files.createFile(
+        layout.outputDisk(),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    try (FileChannel disk = FileChannel.open(layout.outputDisk(), StandardOpenOption.WRITE)) {
+      // One byte at the end makes the file its full size without allocating the rest.
+      disk.write(ByteBuffer.allocate(1), layout.outputDiskBytes() - 1);
+    }
+    Files.setAttribute(layout.outputDisk(), "unix:uid", vmmUid);
+  }
+
   @Override
   public String runId() {
     return runId;
@@ -139,6 +175,12 @@ final class MicroVmSandbox implements Sandbox {
   @Override
   public String runtime() {
     return runtime;
+  }
+
+  /** The image id whose root disk the guest boots (the disk is cached by it). */
+  @Override
+  public Optional<String> imageId() {
+    return Optional.of(imageId);
   }
 
   /** The VMM's process id, for measurements (RSS) and tests. */
@@ -165,9 +207,11 @@ final class MicroVmSandbox implements Sandbox {
     Instant until = deadline.isBefore(hardDeadline) ? deadline : hardDeadline;
     Instant bootBy = started.plus(bootTimeout);
     boolean bootTimedOut = false;
+    boolean stopped = false;
     while (vm.isAlive()) {
       Instant now = Instant.now();
-      if (!now.isBefore(until)) {
+      if (!now.isBefore(until) || killed.get()) {
+        stopped = true;
         break;
       }
       if (status.readyAt().isEmpty() && now.isAfter(bootBy)) {
@@ -177,8 +221,14 @@ final class MicroVmSandbox implements Sandbox {
       long millis = Math.min(200, Duration.between(now, until).toMillis() + 1);
       vm.waitFor(millis, TimeUnit.MILLISECONDS);
     }
-    boolean ended = !vm.isAlive();
-    if (!ended) {
+    if (stopped) {
+      // A workload that ended just before the deadline is not stopped: its guest is writing the
+      // outputs already and only gets the time to finish.
+      boolean endedAlready = status.exitStatus().isPresent() && !killed.get();
+      stopGuest(!endedAlready);
+      stopped = !endedAlready;
+    }
+    if (vm.isAlive()) {
       vm.destroyForcibly();
       vm.waitFor(10, TimeUnit.SECONDS);
     }
@@ -197,8 +247,9 @@ final class MicroVmSandbox implements Sandbox {
           exit,
           "the guest did not start the command within " + bootTimeout.toSeconds() + " s");
     }
-    if (!ended && exit.isEmpty()) {
-      return new Completion(Completion.End.DEADLINE, exit, "VM killed at the deadline " + until);
+    if (stopped) {
+      return new Completion(
+          Completion.End.DEADLINE, exit, "workload stopped at the deadline " + until);
     }
     if (status.error().isPresent()) {
       return new Completion(
@@ -219,17 +270,100 @@ final class MicroVmSandbox implements Sandbox {
     return new Completion(
         Completion.End.EXIT,
         exit,
-        code == 137
-            ? "exited with status 137 (killed: out of memory?)"
-            : "exited with status " + code);
+        (code == 137
+                ? "exited with status 137 (killed: out of memory?)"
+                : "exited with status " + code)
+            + status.outputsProblem().map(p -> "; " + p).orElse(""));
   }
 
+  /**
+   * Asks the guest to stop its workload and write its outputs, and gives it {@link #STOP_GRACE} to
+   * end; a guest that has not started its workload, or does not end in time, is killed outright.
+   */
+  private void stopGuest(boolean ask) throws InterruptedException {
+    GuestChannel channel = control;
+    boolean asked = status.readyAt().isPresent() && channel != null && (!ask || channel.send(STOP));
+    if (!asked || !vm.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+      vm.destroyForcibly();
+    }
+  }
+
+  /**
+   * Stops the workload now: the guest kills everything the workload started at once, then writes
+   * its outputs and ends ({@link #await} kills the VMM if it takes longer than {@link
+   * #STOP_GRACE}). A guest that has not started the workload yet is killed outright.
+   */
   @Override
   public void kill() {
     killed.set(true);
     Process process = vm;
-    if (process != null) {
+    GuestChannel channel = control;
+    boolean asked = status.readyAt().isPresent() && channel != null && channel.send(STOP);
+    if (process != null && !asked) {
       process.destroyForcibly();
+    }
+  }
+
+  /**
+   * The guest's {@code /workspace/out}, read off the output disk once the VM has stopped. The disk
+   * is the guest's to write, so {@link OutputDisk} reads it as hostile and writes a fresh archive;
+   * it is opened without following links, and only as the regular file the backend created in the
+   * run's directory (which the VMM's uid cannot write).
+   */
+  @Override
+  public Optional<InputStream> outputs() {
+    Process process = vm;
+    if (process == null) {
+      throw new SandboxException(
+          "reading the outputs of run " + runId + ": its VM never started (nothing to read)");
+    }
+    if (process.isAlive()) {
+      throw new SandboxException(
+          "reading the outputs of run " + runId + ": its VM is still running (await it first)");
+    }
+    Path disk = layout.outputDisk();
+    FileChannel channel = null;
+    try {
+      if (!Files.isRegularFile(disk, LinkOption.NOFOLLOW_LINKS)) {
+        throw new IOException("not a regular file");
+      }
+      channel = FileChannel.open(disk, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+      // Only as much as the disk was made: a VMM that grew the file gains nothing by it.
+      OutputDisk.Listing listing =
+          OutputDisk.list(channel, OutputDisk.MAX_ENTRIES, layout.outputDiskBytes());
+      listing
+          .stopped()
+          .ifPresent(
+              why ->
+                  LOG.log(
+                      System.Logger.Level.WARNING,
+                      "run {0}: reading its output disk stopped early, at {1}; the {2} entries"
+                          + " before are kept",
+                      runId,
+                      why,
+                      listing.entries().size()));
+      return Optional.of(OutputDisk.archive(channel, listing.entries()));
+    } catch (IOException e) {
+      closeQuietly(channel);
+      throw new SandboxException(
+          "reading the outputs of run "
+              + runId
+              + " from "
+              + disk
+              + ": "
+              + e.getMessage()
+              + " (the guest may not have written them)",
+          e);
+    }
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    if (channel != null) {
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // Already failing with the reason that matters.
+      }
     }
   }
 
@@ -259,7 +393,7 @@ final class MicroVmSandbox implements Sandbox {
         problems.add("interrupted while stopping the proxy");
       }
     }
-    for (GuestChannel channel : new GuestChannel[] {output, statusChannel}) {
+    for (GuestChannel channel : new GuestChannel[] {output, statusChannel, control}) {
       if (channel != null) {
         channel.close();
       }
@@ -277,14 +411,7 @@ final class MicroVmSandbox implements Sandbox {
         problems.add("run directory " + layout.dir() + ": " + e.getMessage());
       }
     }
-    if (!problems.isEmpty()) {
-      throw new UnableToTearDownSandboxException(
-          "removing the microVM of run "
-              + runId
-              + ": "
-              + String.join("; ", problems)
-              + " (the reaper retries when the run's expiry passes)");
-    }
+    UnableToTearDownSandboxException.throwIfAny("removing the microVM of run " + runId, problems);
   }
 
   private void teardownQuietly() {
@@ -301,6 +428,7 @@ final class MicroVmSandbox implements Sandbox {
     private volatile Instant readyAt;
     private volatile Integer exit;
     private volatile String error;
+    private volatile boolean outputsFailed;
 
     synchronized void accept(byte[] chunk) {
       pending.append(new String(chunk, StandardCharsets.UTF_8));
@@ -318,6 +446,9 @@ final class MicroVmSandbox implements Sandbox {
         exit = Integer.parseInt(line.substring(5));
       } else if (line.startsWith("error ")) {
         error = line.substring(6);
+      } else if (line.startsWith("outputs failed")) {
+        // The host's words, not the guest's: this text reaches the run's record.
+        outputsFailed = true;
       }
     }
 
@@ -332,6 +463,15 @@ final class MicroVmSandbox implements Sandbox {
 
     java.util.Optional<String> error() {
       return java.util.Optional.ofNullable(error);
+    }
+
+    /** Why the guest could not write its outputs, if it says so. */
+    java.util.Optional<String> outputsProblem() {
+      return outputsFailed
+          ? java.util.Optional.of(
+              "the guest could not write all of /workspace/out to its output disk (larger than"
+                  + " the disk?); what it wrote is kept")
+          : java.util.Optional.empty();
     }
   }
 }

@@ -1,5 +1,7 @@
 package dev.agentsandbox.backend.microvm;
 
+import dev.agentsandbox.policy.net.AddressClassifier;
+import dev.agentsandbox.policy.net.Cidr;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,33 +29,16 @@ final class NftFence {
   static final String TABLE = "agent_sandbox";
   static final String TAP_PREFIX = "asbv";
 
-  /** Addresses no proxy may reach unless the run declares them internal. */
+  /**
+   * Addresses no proxy may reach unless the run declares them internal: what the proxy's own
+   * address check refuses ({@link AddressClassifier#FENCE_V4}, {@link AddressClassifier#FENCE_V6}),
+   * no range inside another, as an interval set needs.
+   */
   static final List<String> PRIVATE_V4 =
-      List.of(
-          "0.0.0.0/8",
-          "10.0.0.0/8",
-          "100.64.0.0/10",
-          "127.0.0.0/8",
-          "169.254.0.0/16",
-          "172.16.0.0/12",
-          "192.0.0.0/24",
-          "192.0.2.0/24",
-          "192.168.0.0/16",
-          "198.18.0.0/15",
-          "198.51.100.0/24",
-          "203.0.113.0/24",
-          "224.0.0.0/3");
+      AddressClassifier.FENCE_V4.stream().map(Cidr::toString).toList();
 
   static final List<String> PRIVATE_V6 =
-      List.of(
-          "::/127",
-          "::ffff:0:0/96",
-          "64:ff9b:1::/48",
-          "100::/64",
-          "2001:db8::/32",
-          "fc00::/7",
-          "fe80::/10",
-          "ff00::/8");
+      AddressClassifier.FENCE_V6.stream().map(Cidr::toString).toList();
 
   private final int proxyUidFirst;
   private final int proxyUidLast;

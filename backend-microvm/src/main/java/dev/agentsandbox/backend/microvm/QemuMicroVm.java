@@ -5,10 +5,11 @@ import java.util.List;
 
 /**
  * QEMU's {@code microvm} machine: no PCI, no firmware option ROMs, no default devices; only the
- * devices a run needs (one virtio-blk disk read-only, one virtio-net on the run's tap, one
- * virtio-serial controller with two ports, a serial console to a file). QEMU runs under {@code
- * setpriv} as an unprivileged uid with no capabilities and no new privileges, and confines itself
- * further with its seccomp sandbox ({@code -sandbox on}).
+ * devices a run needs (the root disk read-only and the output disk, both virtio-blk and told apart
+ * by their serial numbers; one virtio-net on the run's tap; one virtio-serial controller with three
+ * ports; a serial console to a file). QEMU runs under {@code setpriv} as an unprivileged uid with
+ * no capabilities and no new privileges, and confines itself further with its seccomp sandbox
+ * ({@code -sandbox on}).
  */
 final class QemuMicroVm implements Vmm {
   private final MicroVmConfig config;
@@ -87,13 +88,17 @@ final class QemuMicroVm implements Vmm {
             "-drive",
             "id=root,file=" + vm.rootDisk() + ",format=raw,if=none,readonly=on",
             "-device",
-            "virtio-blk-device,drive=root",
+            "virtio-blk-device,drive=root,serial=asb-root",
+            "-drive",
+            "id=out,file=" + vm.outputDisk() + ",format=raw,if=none,discard=ignore",
+            "-device",
+            "virtio-blk-device,drive=out,serial=asb-out",
             "-netdev",
             "tap,id=net0,ifname=" + vm.tap() + ",script=no,downscript=no",
             "-device",
             "virtio-net-device,netdev=net0,mac=" + vm.mac(),
             "-device",
-            "virtio-serial-device,max_ports=3",
+            "virtio-serial-device,max_ports=4",
             "-chardev",
             "socket,id=out,path=" + vm.outputSocket(),
             "-device",
@@ -101,7 +106,11 @@ final class QemuMicroVm implements Vmm {
             "-chardev",
             "socket,id=status,path=" + vm.statusSocket(),
             "-device",
-            "virtserialport,chardev=status,name=asb-status"));
+            "virtserialport,chardev=status,name=asb-status",
+            "-chardev",
+            "socket,id=control,path=" + vm.controlSocket(),
+            "-device",
+            "virtserialport,chardev=control,name=asb-control"));
     return command;
   }
 }

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Manifest;
+import dev.agentsandbox.backend.RunContract;
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.config.ProxyPolicy;
@@ -21,6 +23,9 @@ import java.util.TreeMap;
  */
 final class VmLayout {
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The output disk's room beyond the workspace's size, for tar headers and padding. */
+  static final int OUTPUT_HEADROOM_MB = 32;
 
   private final RunSpec spec;
   private final MicroVmConfig config;
@@ -65,6 +70,26 @@ final class VmLayout {
     return dir().resolve("status.sock");
   }
 
+  Path controlSocket() {
+    return dir().resolve("control.sock");
+  }
+
+  /**
+   * The output disk, in the run's directory (which the VMM's uid cannot write) rather than in the
+   * VMM's own folder: so the VMM cannot swap it for a link to a host file the backend would read.
+   */
+  Path outputDisk() {
+    return dir().resolve("out.img");
+  }
+
+  /**
+   * The output disk's size: the workspace's plus room for the tar headers of many small files. An
+   * archive larger than this is cut short in the guest; the entries before the cut are kept.
+   */
+  long outputDiskBytes() {
+    return (config.workspaceMb() + OUTPUT_HEADROOM_MB) * 1024L * 1024L;
+  }
+
   Path consoleLog() {
     return vmmDir().resolve("console.log");
   }
@@ -92,7 +117,7 @@ final class VmLayout {
             placement.hostAddress() + ":" + config.proxyPort(),
             forRun.allow(),
             forRun.instanceAllow(),
-            forRun.internalCidrs(),
+            forRun.internal(),
             forRun.hosts(),
             forRun.dnsServer(),
             forRun.runId(),
@@ -162,18 +187,27 @@ final class VmLayout {
     return settings;
   }
 
-  /** The workload's environment: the run's, then the proxy variables in both spellings. */
+  /**
+   * The workload's environment: the run's, the credentials that ask for a variable, then the proxy
+   * variables in both spellings, the run contract's two folders and the run's id.
+   */
   Map<String, String> workloadEnv() {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     env.put("HOME", "/workspace");
     env.putAll(new TreeMap<>(spec.env()));
+    for (RunCredential credential : spec.credentials()) {
+      credential.env().ifPresent(key -> env.put(key, credential.value()));
+    }
     // Both spellings: curl reads only the lower-case http_proxy, most other tools either.
     for (String key : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
       env.put(key, proxyUrl());
     }
     env.put("NO_PROXY", "");
     env.put("no_proxy", "");
+    env.put(RunContract.OUT_ENV, RunContract.OUT_DIR);
+    env.put(RunContract.CREDENTIALS_ENV, RunContract.CREDENTIALS_DIR);
+    env.put(RunContract.RUN_ID_ENV, spec.runId());
     return env;
   }
 
@@ -195,10 +229,12 @@ final class VmLayout {
         kernelCommandLine(),
         initramfs().toString(),
         rootDisk.toString(),
+        outputDisk().toString(),
         placement.tap(),
         mac(),
         outputSocket().toString(),
         statusSocket().toString(),
+        controlSocket().toString(),
         consoleLog().toString(),
         placement.vmmUid(),
         Integer.toString(config.vmmGid()));
@@ -289,12 +325,32 @@ final class VmLayout {
                 proxyPolicyJson())));
     manifests.add(
         new Manifest(
+            "output-disk",
+            outputDisk().toString(),
+            Map.of(
+                "bytes",
+                outputDiskBytes(),
+                "owner",
+                placement.vmmUid(),
+                "mode",
+                "0600",
+                "content",
+                "a tar of "
+                    + RunContract.OUT_DIR
+                    + ", written by the guest when the workload ends")));
+    // Names and variables only: a credential's value never appears in a plan.
+    manifests.add(
+        new Manifest(
             "initramfs",
             initramfs().toString(),
             Map.of(
                 "run_env", guestSettings(),
                 "argv", spec.command(),
-                "env_keys", workloadEnv().keySet().stream().toList())));
+                "env_keys", workloadEnv().keySet().stream().toList(),
+                "credentials",
+                    spec.credentials().stream()
+                        .map(c -> RunContract.CREDENTIALS_DIR + "/" + c.name())
+                        .toList())));
     manifests.add(
         new Manifest(
             "vmm",

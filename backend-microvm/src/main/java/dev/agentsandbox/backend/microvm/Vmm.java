@@ -23,10 +23,12 @@ interface Vmm {
    * @param kernelCommandLine the guest kernel's command line
    * @param initramfs the run's initramfs
    * @param rootDisk the shared read-only root disk
+   * @param outputDisk the run's writable output disk (raw), onto which the guest writes its outputs
    * @param tap the tap device the VM's one network interface uses
    * @param mac the VM's MAC address
    * @param outputSocket the Unix socket the guest's output port connects to
    * @param statusSocket the Unix socket the guest's status port connects to
+   * @param controlSocket the Unix socket the guest's control port connects to
    * @param consoleLog where the guest's serial console goes
    * @param uid the uid the VMM runs as
    * @param gid the gid the VMM runs as
@@ -38,10 +40,12 @@ interface Vmm {
       String kernelCommandLine,
       String initramfs,
       String rootDisk,
+      String outputDisk,
       String tap,
       String mac,
       String outputSocket,
       String statusSocket,
+      String controlSocket,
       String consoleLog,
       String uid,
       String gid) {}

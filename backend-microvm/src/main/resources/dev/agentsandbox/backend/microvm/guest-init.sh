@@ -3,10 +3,14 @@
 # run's read-only root disk, gives it a writable /tmp and /workspace, configures the one network
 # interface, caps the workload's processes and memory with a cgroup, runs the command as an
 # unprivileged user with no capabilities, and sends its output and exit status to the host over two
-# virtio-serial ports. Then it resets the machine, which ends the VMM (-no-reboot).
+# virtio-serial ports. When the workload has ended (or the host asked on the control port to stop
+# it), it writes /workspace/out as a tar onto the output disk. Then it resets the machine, which
+# ends the VMM (-no-reboot).
 #
-# The run's settings come from /asb/run.env and /asb/argv, which the host appends to the base
-# initramfs as a second cpio archive; every value there is single-quoted by the host.
+# The run's settings come from /asb/run.env, /asb/argv, /asb/envv and /asb/credentials/, which the
+# host appends to the base initramfs as a second cpio archive; every value in the first three is
+# single-quoted by the host. Nothing here prints a credential or the environment: the console goes
+# to a log the host keeps.
 export PATH=/bin
 
 fail() {
@@ -45,27 +49,57 @@ if [ "${ASB_PROBE:-0}" = 1 ]; then
 fi
 
 # Devices appear asynchronously once their drivers bind, and a port's name arrives after the
-# port itself; wait (bounded) for all of them.
+# port itself; wait (bounded) for all of them. The two disks are told apart by the serial numbers
+# the host gave them, not by the order the kernel happened to find them in.
 channels_named() {
   for port in /sys/class/virtio-ports/*; do
     name=$(cat "$port/name" 2>/dev/null)
     [ -n "$name" ] && [ ! -e "/dev/$name" ] && ln -s "/dev/${port##*/}" "/dev/$name"
   done
-  [ -e /dev/asb-out ] && [ -e /dev/asb-status ]
+  [ -e /dev/asb-out ] && [ -e /dev/asb-status ] && [ -e /dev/asb-control ]
 }
+disks_named() {
+  for disk in /sys/block/vd*; do
+    serial=$(cat "$disk/serial" 2>/dev/null)
+    case "$serial" in
+      asb-root) root_disk=/dev/${disk##*/} ;;
+      asb-out) out_disk=/dev/${disk##*/} ;;
+    esac
+  done
+  [ -b "$root_disk" ] && [ -b "$out_disk" ]
+}
+root_disk=
+out_disk=
 tries=0
-until [ -b /dev/vda ] && [ -e /sys/class/net/eth0 ] && channels_named; do
+until disks_named && [ -e /sys/class/net/eth0 ] && channels_named; do
   tries=$((tries + 1))
   [ "$tries" -gt 1000 ] && fail "the virtio devices did not appear within 20 s"
   usleep 20000
 done
 
 # The image's files: read-only, no device nodes, no set-user-id (nor file capabilities).
-mount -t ext4 -o ro,nosuid,nodev /dev/vda /newroot || fail "mounting the root disk"
+mount -t ext4 -o ro,nosuid,nodev "$root_disk" /newroot || fail "mounting the root disk"
 mount -t tmpfs -o nosuid,nodev,size=${ASB_TMPFS_MB}m,mode=1777 tmpfs /newroot/tmp \
   || fail "mounting /tmp"
-mount -t tmpfs -o nosuid,nodev,size=${ASB_WORKSPACE_MB}m,mode=0755,uid=$ASB_UID,gid=$ASB_GID \
+# The workspace and its out/ folder: the workload's alone (0700), there before it starts.
+mount -t tmpfs -o nosuid,nodev,size=${ASB_WORKSPACE_MB}m,mode=0700,uid=$ASB_UID,gid=$ASB_GID \
   tmpfs /newroot/workspace || fail "mounting /workspace"
+mkdir -m 0700 /newroot/workspace/out && chown "$ASB_UID:$ASB_GID" /newroot/workspace/out \
+  || fail "creating /workspace/out"
+# The credentials: a tmpfs on /run, the folder readable by the workload's user alone (0500), each
+# file 0400 and the workload's. The copies in this initramfs are deleted once placed.
+credentials=/newroot/run/agent-sandbox/credentials
+mount -t tmpfs -o nosuid,nodev,noexec,size=1m,mode=0755 tmpfs /newroot/run \
+  && mkdir -m 0755 /newroot/run/agent-sandbox && mkdir -m 0700 "$credentials" \
+  || fail "mounting the credentials' tmpfs"
+for file in /asb/credentials/*; do
+  [ -f "$file" ] || continue
+  cp "$file" "$credentials/" && chmod 0400 "$credentials/${file##*/}" \
+    && chown "$ASB_UID:$ASB_GID" "$credentials/${file##*/}" || fail "placing a credential"
+done
+rm -rf /asb/credentials
+chown "$ASB_UID:$ASB_GID" "$credentials" && chmod 0500 "$credentials" \
+  || fail "handing the credentials to the workload's user"
 mount -t proc -o nosuid,nodev,noexec,hidepid=2 proc /newroot/proc || fail "mounting the workload's /proc"
 mount -t tmpfs -o nosuid,noexec,size=64k,mode=0755 tmpfs /newroot/dev || fail "mounting the workload's /dev"
 for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
@@ -92,19 +126,46 @@ mkdir /sys/fs/cgroup/workload && echo "$ASB_PIDS" >/sys/fs/cgroup/workload/pids.
   && echo 0 >/sys/fs/cgroup/workload/memory.swap.max 2>/dev/null
 [ "$(cat /sys/fs/cgroup/workload/pids.max)" = "$ASB_PIDS" ] || fail "setting pids.max"
 
+# The host asks on the control port to stop the workload (its deadline, a kill); everything in the
+# workload's group dies at once, and the outputs are still written below.
+(
+  read -r request </dev/asb-control && [ "$request" = stop ] \
+    && echo 1 >/sys/fs/cgroup/workload/cgroup.kill
+) </dev/null >/dev/null 2>&1 &
+control=$!
+
 echo "ready" >/dev/asb-status
 
 # No new privileges, then chroot into the image and switch to the workload's user; the kernel
 # clears every capability when a root process changes to a non-zero uid.
 eval "set -- $(cat /asb/argv)" || fail "reading /asb/argv"
 environment=$(cat /asb/envv) || fail "reading /asb/envv"
+rm -f /asb/envv
 (
   # "0" moves the writer itself: this subshell. ($$ would be the init's own pid, PID 1.)
   echo 0 >/sys/fs/cgroup/workload/cgroup.procs || exit 125
   eval "exec env -i $environment setpriv --nnp nsenter -r/newroot -w/newroot/workspace \
     -S \"\$ASB_UID\" -G \"\$ASB_GID\" -- \"\$@\""
-) </dev/null >/dev/asb-out 2>&1
+) </dev/null >/dev/asb-out 2>&1 &
+workload=$!
+wait "$workload"
 status=$?
+environment=
+kill "$control" 2>/dev/null
 echo "exit $status" >/dev/asb-status
+
+# Nothing of the workload may still be writing while out/ is archived: stop what it left running.
+echo 1 >/sys/fs/cgroup/workload/cgroup.kill 2>/dev/null
+tries=0
+while [ -n "$(cat /sys/fs/cgroup/workload/cgroup.procs)" ] && [ "$tries" -lt 250 ]; do
+  tries=$((tries + 1))
+  usleep 20000
+done
+# Links are archived as links, never followed; the host reads this disk as hostile all the same.
+if tar -c -f "$out_disk" -C /newroot/workspace out 2>/dev/null; then
+  echo "outputs ok" >/dev/asb-status
+else
+  echo "outputs failed" >/dev/asb-status
+fi
 sync
 reboot -f

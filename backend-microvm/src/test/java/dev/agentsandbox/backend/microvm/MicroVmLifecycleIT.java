@@ -14,6 +14,8 @@ import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.backend.microvm.MicroVmItSupport.RecordingListener;
 import dev.agentsandbox.policy.config.Resources;
 import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,7 +23,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,6 +44,8 @@ class MicroVmLifecycleIT {
   private static MicroVmSandbox killed;
   private static MicroVmSandbox hog;
   private static MicroVmSandbox bomb;
+  private static final RecordingListener DEADLINE_OUT = new RecordingListener();
+  private static final RecordingListener KILLED_OUT = new RecordingListener();
   private static final RecordingListener HOG_OUT = new RecordingListener();
   private static final RecordingListener BOMB_OUT = new RecordingListener();
 
@@ -44,16 +53,17 @@ class MicroVmLifecycleIT {
   static void launchAll() {
     backend = MicroVmItSupport.requireBackend();
     Duration ttl = Duration.ofMinutes(10);
+    // Both leave a file in out/ first: outputs are read off the disk however the run ends.
     deadline =
         (MicroVmSandbox)
             backend.launch(
-                spec(newRunId(), List.of("sleep", "600"), noEgress(), smallCaps(), ttl),
-                dev.agentsandbox.backend.SandboxListener.NONE);
+                spec(newRunId(), writeThenSleep("deadline"), noEgress(), smallCaps(), ttl),
+                DEADLINE_OUT);
     killed =
         (MicroVmSandbox)
             backend.launch(
-                spec(newRunId(), List.of("sleep", "600"), noEgress(), smallCaps(), ttl),
-                dev.agentsandbox.backend.SandboxListener.NONE);
+                spec(newRunId(), writeThenSleep("killed"), noEgress(), smallCaps(), ttl),
+                KILLED_OUT);
     // Doubles a shell string until the guest's cgroup memory cap stops it.
     hog =
         (MicroVmSandbox)
@@ -96,28 +106,55 @@ class MicroVmLifecycleIT {
     }
   }
 
-  /** Waits (bounded) until the guest reports that its command starts. */
-  private static void awaitGuestReady(MicroVmSandbox sandbox) throws InterruptedException {
-    Instant until = Instant.now().plus(backend.config().bootTimeout());
-    while (sandbox.guestReadyAt().isEmpty() && Instant.now().isBefore(until)) {
-      Thread.sleep(200);
+  private static List<String> writeThenSleep(String word) {
+    return List.of(
+        "sh", "-c", "echo " + word + " >\"$AGENT_SANDBOX_OUT/left.txt\"; echo written; sleep 600");
+  }
+
+  /** Waits (bounded) until the workload has written its file. */
+  private static void awaitWritten(RecordingListener listener) {
+    Awaitility.await("the workload wrote its file")
+        .atMost(backend.config().bootTimeout())
+        .pollInterval(Duration.ofMillis(200))
+        .untilAsserted(() -> assertThat(listener.output()).contains("written"));
+  }
+
+  /** The files in a sandbox's outputs, by name, with their content. */
+  private static Map<String, String> outputFiles(MicroVmSandbox sandbox) throws Exception {
+    Map<String, String> files = new TreeMap<>();
+    try (InputStream outputs = sandbox.outputs().orElseThrow();
+        TarArchiveInputStream tar = new TarArchiveInputStream(outputs)) {
+      for (TarArchiveEntry e = tar.getNextEntry(); e != null; e = tar.getNextEntry()) {
+        if (e.isFile()) {
+          files.put(e.getName(), new String(tar.readAllBytes(), StandardCharsets.UTF_8));
+        }
+      }
     }
-    assertThat(sandbox.guestReadyAt())
-        .as("the guest of " + sandbox.runId() + " booted")
-        .isPresent();
+    return files;
+  }
+
+  /** Waits (bounded) until the guest reports that its command starts. */
+  private static void awaitGuestReady(MicroVmSandbox sandbox) {
+    Awaitility.await("the guest of " + sandbox.runId() + " booted")
+        .atMost(backend.config().bootTimeout())
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> sandbox.guestReadyAt().isPresent());
   }
 
   @Test
   void theDeadlineStopsTheVm() throws Exception {
     awaitGuestReady(deadline);
+    awaitWritten(DEADLINE_OUT);
     Completion end = deadline.await(Instant.now().plusSeconds(3));
     assertThat(end.end()).as(end.toString()).isEqualTo(Completion.End.DEADLINE);
     assertThat(ProcessHandle.of(deadline.vmmPid())).as("the VMM is gone").isEmpty();
+    assertThat(outputFiles(deadline)).containsExactly(Map.entry("out/left.txt", "deadline\n"));
   }
 
   @Test
   void aKillStopsTheVm() throws Exception {
     awaitGuestReady(killed);
+    awaitWritten(KILLED_OUT);
     Thread killer =
         Thread.ofPlatform()
             .start(
@@ -132,6 +169,7 @@ class MicroVmLifecycleIT {
     Completion end = killed.await(Instant.now().plus(Duration.ofMinutes(2)));
     killer.join();
     assertThat(end.end()).as(end.toString()).isEqualTo(Completion.End.KILLED);
+    assertThat(outputFiles(killed)).containsExactly(Map.entry("out/left.txt", "killed\n"));
   }
 
   @Test
@@ -196,7 +234,23 @@ class MicroVmLifecycleIT {
                         .contains(dir + "/"))
             .map(ProcessHandle::pid)
             .toList();
-    assertThat(orphans).as("the VMM and the proxy outlived their control plane").hasSize(2);
+    // Both must have outlived their control plane, so that the reaper below is what removes them.
+    // (LaunchAndHang says "launched" only once the guest runs: killed earlier, while QEMU still
+    // connects to its channel sockets, the control plane takes QEMU with it. The message names
+    // what was left and what the VMM logged.)
+    assertThat(orphans)
+        .as(
+            "the VMM and the proxy outlived their control plane; left: "
+                + orphans.stream()
+                    .map(
+                        pid ->
+                            ProcessHandle.of(pid)
+                                .flatMap(h -> h.info().command())
+                                .orElse("pid " + pid))
+                    .toList()
+                + "; vmm.log: "
+                + vmmLog(dir))
+        .hasSize(2);
 
     ReapReport report = backend.reap(Instant.now(), id -> !id.equals(runId));
     assertThat(report.problems()).isEmpty();
@@ -225,6 +279,7 @@ class MicroVmLifecycleIT {
             "nftables-table",
             "nftables-elements",
             "proxy",
+            "output-disk",
             "initramfs",
             "vmm");
     String table = (String) plan.manifests().get(3).body();
@@ -232,12 +287,20 @@ class MicroVmLifecycleIT {
         .contains("table inet agent_sandbox")
         .contains("iifname \"asbv*\" drop")
         .contains("ip daddr @private4 drop");
-    assertThat(plan.manifests().get(7).body().toString())
+    assertThat(plan.manifests().get(8).body().toString())
         .contains("-sandbox")
         .contains("-nodefaults")
         .contains("microvm");
     assertThat(Files.exists(backend.config().runDir().resolve(plan.manifests().get(1).name())))
         .as("a plan creates nothing")
         .isFalse();
+  }
+
+  private static String vmmLog(Path runDir) {
+    try {
+      return Files.readString(runDir.resolve("vmm").resolve("vmm.log"));
+    } catch (IOException e) {
+      return "(unreadable: " + e.getMessage() + ")";
+    }
   }
 }

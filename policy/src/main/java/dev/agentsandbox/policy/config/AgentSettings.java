@@ -16,6 +16,7 @@ import java.util.TreeMap;
  * @param resources resource limits
  * @param credentials the credentials each run gets, by name, each minted for the run alone
  * @param outputs how much of the run's {@code /workspace/out} is kept for review
+ * @param internal the internal destinations its runs may reach, by name, each with its ports
  * @param warm how many sandboxes the control plane keeps prepared for this agent's next runs, from
  *     0 (none, the default) to {@value #MAX_WARM}; each is used by one run and then destroyed
  */
@@ -27,6 +28,7 @@ public record AgentSettings(
     Resources resources,
     SortedMap<String, CredentialSpec> credentials,
     OutputLimits outputs,
+    SortedMap<String, InternalDestination> internal,
     int warm) {
   /** The hard cap on a run's lifetime: four hours. */
   public static final int MAX_TTL_SECONDS = 4 * 60 * 60;
@@ -53,6 +55,13 @@ public record AgentSettings(
           }
         });
     Objects.requireNonNull(outputs, "outputs");
+    internal = Collections.unmodifiableSortedMap(new TreeMap<>(internal));
+    internal.forEach(
+        (name, destination) -> {
+          if (!name.equals(destination.name())) {
+            throw new IllegalArgumentException("destination " + name + " is keyed by another name");
+          }
+        });
     if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
       throw new IllegalArgumentException("ttl_seconds out of range: " + ttlSeconds);
     }
@@ -69,13 +78,29 @@ public record AgentSettings(
       int ttlSeconds,
       Resources resources,
       SortedMap<String, CredentialSpec> credentials,
-      OutputLimits outputs) {
-    this(allow, image, scope, ttlSeconds, resources, credentials, outputs, 0);
+      OutputLimits outputs,
+      SortedMap<String, InternalDestination> internal) {
+    this(allow, image, scope, ttlSeconds, resources, credentials, outputs, internal, 0);
   }
 
-  /** Settings without credentials, with the default output caps and no warm pool. */
+  /**
+   * Settings without credentials, internal destinations or a warm pool, and with the default output
+   * caps.
+   */
   public AgentSettings(
       AllowList allow, String image, String scope, int ttlSeconds, Resources resources) {
-    this(allow, image, scope, ttlSeconds, resources, new TreeMap<>(), OutputLimits.DEFAULT, 0);
+    this(allow, image, scope, ttlSeconds, resources, new TreeMap<>(), OutputLimits.DEFAULT);
+  }
+
+  /** Settings without internal destinations or a warm pool. */
+  public AgentSettings(
+      AllowList allow,
+      String image,
+      String scope,
+      int ttlSeconds,
+      Resources resources,
+      SortedMap<String, CredentialSpec> credentials,
+      OutputLimits outputs) {
+    this(allow, image, scope, ttlSeconds, resources, credentials, outputs, new TreeMap<>());
   }
 }

@@ -42,6 +42,14 @@ public record Loosening(String path, Kind kind, String detail) {
     CREDENTIAL_IN_ENV,
     /** More of a run's outputs is kept (bytes or files). */
     OUTPUTS_RAISED,
+    /** An agent's runs may reach an internal destination they could not reach before. */
+    INTERNAL_DESTINATION_ADDED,
+    /** An internal destination covers more: a wider or moved range, another service selector. */
+    INTERNAL_DESTINATION_WIDENED,
+    /** An internal destination is reachable on a port it was not reachable on before. */
+    INTERNAL_PORT_ADDED,
+    /** {@code internal_widest} allows agents' internal ranges to cover more addresses. */
+    INTERNAL_WIDEST_RAISED,
     /**
      * An agent keeps more sandboxes prepared ({@code warm}): more proxies and idle workloads run
      * before anyone asked for them, each holding the agent's policy as it was when prepared.

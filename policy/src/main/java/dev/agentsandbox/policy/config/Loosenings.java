@@ -42,6 +42,24 @@ public final class Loosenings {
               Loosening.Kind.RUNTIME_CLASS_NOT_REQUIRED,
               "the gVisor RuntimeClass is no longer required"));
     }
+    InternalWidest wasWidest = before.internalWidest();
+    InternalWidest isWidest = after.internalWidest();
+    if (isWidest.ipv4Prefix() < wasWidest.ipv4Prefix()
+        || isWidest.ipv6Prefix() < wasWidest.ipv6Prefix()) {
+      found.add(
+          new Loosening(
+              "internal_widest",
+              Loosening.Kind.INTERNAL_WIDEST_RAISED,
+              "internal ranges may cover up to /"
+                  + isWidest.ipv4Prefix()
+                  + " and /"
+                  + isWidest.ipv6Prefix()
+                  + " per agent (was /"
+                  + wasWidest.ipv4Prefix()
+                  + " and /"
+                  + wasWidest.ipv6Prefix()
+                  + ")"));
+    }
     for (Map.Entry<String, AgentSettings> entry : after.agents().entrySet()) {
       String path = TreeReader.field("agents", entry.getKey());
       AgentSettings was = before.agents().get(entry.getKey());
@@ -98,6 +116,7 @@ public final class Loosenings {
       raised(found, resources, "pids", was.resources().pids(), is.resources().pids());
     }
     credentials(found, TreeReader.field(path, "credentials"), was, is);
+    internal(found, TreeReader.field(path, "internal"), was, is);
     String outputs = TreeReader.field(path, "outputs");
     if (is.outputs().maxBytes() > was.outputs().maxBytes()) {
       found.add(
@@ -160,6 +179,77 @@ public final class Loosenings {
                         "now also in the environment as " + spec.env().get()));
               }
             });
+  }
+
+  /**
+   * A destination added (also under a new name: a rename is judged as what it lets runs reach), one
+   * that covers more than before (a range not inside the former one, a range turned service or
+   * back, another namespace or host, a pod selector that is not at least as narrow), or a port
+   * added to what the proxy dials or to what the NetworkPolicy opens on the pods.
+   */
+  private static void internal(
+      List<Loosening> found, String path, AgentSettings was, AgentSettings is) {
+    is.internal()
+        .forEach(
+            (name, now) -> {
+              String at = TreeReader.field(path, name);
+              InternalDestination old = was.internal().get(name);
+              if (old == null) {
+                found.add(
+                    new Loosening(
+                        at,
+                        Loosening.Kind.INTERNAL_DESTINATION_ADDED,
+                        "internal destination " + now.rule() + " added"));
+                return;
+              }
+              if (!covers(old, now)) {
+                found.add(
+                    new Loosening(
+                        at,
+                        Loosening.Kind.INTERNAL_DESTINATION_WIDENED,
+                        describe(old) + " -> " + describe(now)));
+              }
+              TreeSet<Integer> added = new TreeSet<>(now.ports());
+              added.removeAll(old.ports());
+              TreeSet<Integer> podAdded = new TreeSet<>(now.podPorts());
+              podAdded.removeAll(old.podPorts());
+              if (!added.isEmpty() || !podAdded.isEmpty()) {
+                found.add(
+                    new Loosening(
+                        TreeReader.field(at, "ports"),
+                        Loosening.Kind.INTERNAL_PORT_ADDED,
+                        "now also on port "
+                            + (added.isEmpty() ? podAdded : added)
+                            + (added.isEmpty() ? " of its pods" : "")));
+              }
+            });
+  }
+
+  /** Whether {@code old} reaches at least every address {@code now} does (ports aside). */
+  private static boolean covers(InternalDestination old, InternalDestination now) {
+    if (old.cidr().isPresent() && now.cidr().isPresent()) {
+      var outer = old.cidr().get();
+      var inner = now.cidr().get();
+      return inner.isIpv6() == outer.isIpv6()
+          && inner.prefixLength() >= outer.prefixLength()
+          && outer.contains(inner.network());
+    }
+    if (old.service().isPresent() && now.service().isPresent()) {
+      var o = old.service().get();
+      var n = now.service().get();
+      // More labels select fewer pods: the new selector must keep every former label.
+      return o.namespace().equals(n.namespace())
+          && o.host().equals(n.host())
+          && n.podLabels().entrySet().containsAll(o.podLabels().entrySet());
+    }
+    return false;
+  }
+
+  private static String describe(InternalDestination destination) {
+    return destination
+        .service()
+        .map(s -> "service " + s.host() + " (pods " + s.podLabels() + " in " + s.namespace() + ")")
+        .orElseGet(() -> "range " + destination.cidr().orElseThrow());
   }
 
   private static String describe(CredentialSpec spec) {

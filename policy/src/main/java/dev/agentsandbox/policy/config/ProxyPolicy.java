@@ -1,6 +1,7 @@
 package dev.agentsandbox.policy.config;
 
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.net.InternalRule;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +19,7 @@ import java.util.TreeMap;
  * @param listen {@code HOST:PORT} the proxy listens on
  * @param allow the agent's sandbox allow-list
  * @param instanceAllow the instance egress policy of the agent's scope; empty means unrestricted
- * @param internalCidrs declared internal destinations that allowed names may resolve to
+ * @param internal declared internal destinations that allowed names may resolve to, with ports
  * @param hosts a fixed name-to-addresses table used instead of DNS; empty means DNS
  * @param dnsServer the only name server to ask, {@code HOST:PORT}
  * @param runId the run the proxy serves, written into every decision
@@ -30,7 +31,7 @@ public record ProxyPolicy(
     String listen,
     AllowList allow,
     Optional<AllowList> instanceAllow,
-    List<String> internalCidrs,
+    List<InternalRule> internal,
     Optional<Map<String, List<String>>> hosts,
     Optional<String> dnsServer,
     Optional<String> runId,
@@ -45,7 +46,7 @@ public record ProxyPolicy(
     Objects.requireNonNull(listen, "listen");
     Objects.requireNonNull(allow, "allow");
     Objects.requireNonNull(instanceAllow, "instanceAllow");
-    internalCidrs = List.copyOf(internalCidrs);
+    internal = List.copyOf(internal);
     hosts = hosts.map(ProxyPolicy::copyHosts);
     Objects.requireNonNull(dnsServer, "dnsServer");
     Objects.requireNonNull(runId, "runId");
@@ -63,7 +64,7 @@ public record ProxyPolicy(
         "0.0.0.0:" + port,
         egress.allow(),
         egress.instanceAllow(),
-        egress.internalCidrs(),
+        egress.internal().stream().map(InternalDestination::rule).toList(),
         Optional.of(egress.hosts()),
         Optional.empty(),
         Optional.of(runId),
@@ -92,7 +93,7 @@ public record ProxyPolicy(
     tree.put("listen", listen);
     tree.put("allow", allow.asStrings());
     tree.put("instance_allow", instanceAllow.map(AllowList::asStrings).orElse(null));
-    tree.put("internal_cidrs", internalCidrs);
+    tree.put("internal", internal.stream().map(ProxyPolicy::ruleTree).toList());
     hosts.ifPresent(table -> tree.put("hosts", new TreeMap<>(table)));
     dnsServer.ifPresent(value -> tree.put("dns_server", value));
     runId.ifPresent(value -> tree.put("run_id", value));
@@ -101,6 +102,14 @@ public record ProxyPolicy(
     if (!limits.equals(Limits.DEFAULTS)) {
       tree.put("limits", limits.toTree());
     }
+    return tree;
+  }
+
+  private static Map<String, Object> ruleTree(InternalRule rule) {
+    Map<String, Object> tree = new LinkedHashMap<>();
+    rule.range().ifPresent(range -> tree.put("cidr", range.toString()));
+    rule.host().ifPresent(host -> tree.put("host", host));
+    tree.put("ports", List.copyOf(rule.ports()));
     return tree;
   }
 

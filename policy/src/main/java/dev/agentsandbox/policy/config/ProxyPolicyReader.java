@@ -1,7 +1,8 @@
 package dev.agentsandbox.policy.config;
 
 import dev.agentsandbox.policy.AllowList;
-import dev.agentsandbox.policy.net.InternalRanges;
+import dev.agentsandbox.policy.net.Cidr;
+import dev.agentsandbox.policy.net.InternalRule;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,7 +18,7 @@ final class ProxyPolicyReader {
           "listen",
           "allow",
           "instance_allow",
-          "internal_cidrs",
+          "internal",
           "hosts",
           "dns_server",
           "run_id",
@@ -33,6 +34,9 @@ final class ProxyPolicyReader {
           "max_connections",
           "max_header_bytes",
           "io_threads");
+
+  private static final Set<String> INTERNAL =
+      SandboxConfigReader.orderedSet("cidr", "host", "ports");
 
   private ProxyPolicyReader() {}
 
@@ -58,7 +62,7 @@ final class ProxyPolicyReader {
     Optional<AllowList> instanceAllow =
         Optional.ofNullable(doc.get("instance_allow"))
             .map(value -> reader.allowList("instance_allow", value));
-    List<String> internalCidrs = cidrs(reader, doc.get("internal_cidrs"));
+    List<InternalRule> internal = internal(reader, doc.get("internal"));
     Optional<Map<String, List<String>>> hosts =
         Optional.ofNullable(doc.get("hosts")).map(value -> hosts(reader, value));
     Optional<String> dnsServer = optionalString(reader, doc, "dns_server");
@@ -71,7 +75,7 @@ final class ProxyPolicyReader {
         listen,
         allow,
         instanceAllow,
-        internalCidrs,
+        internal,
         hosts,
         dnsServer,
         runId,
@@ -102,16 +106,45 @@ final class ProxyPolicyReader {
     return value == null ? Optional.empty() : Optional.ofNullable(reader.string(key, value));
   }
 
-  private static List<String> cidrs(TreeReader reader, Object value) {
-    List<String> cidrs = strings(reader, "internal_cidrs", value);
-    for (int i = 0; i < cidrs.size(); i++) {
+  private static List<InternalRule> internal(TreeReader reader, Object value) {
+    List<InternalRule> rules = new ArrayList<>();
+    if (value == null) {
+      return rules;
+    }
+    if (!(value instanceof List<?> list)) {
+      reader.problem("internal", "must be a list of destinations, not " + TreeReader.kind(value));
+      return rules;
+    }
+    for (int i = 0; i < list.size(); i++) {
+      String path = TreeReader.index("internal", i);
+      Map<String, Object> tree = reader.object(path, list.get(i));
+      if (tree == null) {
+        continue;
+      }
+      onlyKeys(reader, path, tree, INTERNAL);
+      List<Integer> ports =
+          SandboxConfigReader.requiredPorts(reader, TreeReader.field(path, "ports"), tree);
+      String cidr =
+          tree.get("cidr") == null ? null : reader.string(path + ".cidr", tree.get("cidr"));
+      String host =
+          tree.get("host") == null ? null : reader.string(path + ".host", tree.get("host"));
+      if ((cidr == null) == (host == null)) {
+        reader.problem(path, "names a cidr or a host (exactly one)");
+        continue;
+      }
+      if (ports == null) {
+        continue;
+      }
       try {
-        InternalRanges.parse(List.of(cidrs.get(i)));
+        rules.add(
+            cidr != null
+                ? InternalRule.range(Cidr.parse(cidr), ports)
+                : InternalRule.host(host, ports));
       } catch (IllegalArgumentException e) {
-        reader.problem(TreeReader.index("internal_cidrs", i), e.getMessage());
+        reader.problem(path, e.getMessage());
       }
     }
-    return cidrs;
+    return rules;
   }
 
   private static Map<String, List<String>> hosts(TreeReader reader, Object value) {

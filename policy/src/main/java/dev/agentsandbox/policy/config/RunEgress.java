@@ -8,24 +8,31 @@ import java.util.Optional;
 
 /**
  * What a run's egress proxy is given: the agent's sandbox allow-list, the instance egress policy of
- * the agent's scope (empty when unrestricted), the operator's internal destinations and static name
- * mappings. The proxy applies both lists, so a sandbox list can only narrow the instance policy.
+ * the agent's scope (empty when unrestricted), the agent's internal destinations with their ports,
+ * and the operator's static name mappings. The proxy applies both lists, so a sandbox list can only
+ * narrow the instance policy.
  *
  * @param allow the agent's sandbox allow-list
  * @param instanceAllow the instance egress policy for the agent's scope; empty means unrestricted
- * @param internalCidrs operator-declared internal destinations that allowed names may resolve to
+ * @param internal the agent's internal destinations that allowed names may resolve to, each on its
+ *     own ports
  * @param hosts static name-to-address mappings the proxy uses instead of DNS for those names
  */
 public record RunEgress(
     AllowList allow,
     Optional<AllowList> instanceAllow,
-    List<String> internalCidrs,
+    List<InternalDestination> internal,
     Map<String, List<String>> hosts) {
   public RunEgress {
     Objects.requireNonNull(allow, "allow");
     Objects.requireNonNull(instanceAllow, "instanceAllow");
-    internalCidrs = List.copyOf(internalCidrs);
+    internal = List.copyOf(internal);
     hosts = Map.copyOf(hosts);
+  }
+
+  /** The address ranges among the internal destinations, as written ({@code 10.20.1.0/24}). */
+  public List<String> internalCidrs() {
+    return internal.stream().flatMap(d -> d.cidr().stream()).map(Object::toString).toList();
   }
 
   /** The allow-list that will really apply: the sandbox list narrowed by the instance policy. */

@@ -3,6 +3,7 @@ package dev.agentsandbox.policy.config;
 import dev.agentsandbox.policy.AllowList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.SortedMap;
@@ -16,21 +17,33 @@ import java.util.TreeMap;
  * @param enabled whether agent sandboxes are on at all
  * @param backend the backend asked for
  * @param requireRuntimeClass refuse to run on Kubernetes without the gVisor RuntimeClass
+ * @param internalWidest how much address space one agent's internal ranges may cover
  * @param agents settings per agent name
  */
 public record SandboxConfig(
     boolean enabled,
     Backend backend,
     boolean requireRuntimeClass,
+    InternalWidest internalWidest,
     SortedMap<String, AgentSettings> agents) {
 
   /** The configuration in force before anyone configured anything: off, no agents. */
   public static final SandboxConfig DEFAULT =
-      new SandboxConfig(false, Backend.AUTO, false, new TreeMap<>());
+      new SandboxConfig(false, Backend.AUTO, false, InternalWidest.DEFAULT, new TreeMap<>());
 
   public SandboxConfig {
     Objects.requireNonNull(backend, "backend");
+    Objects.requireNonNull(internalWidest, "internalWidest");
     agents = Collections.unmodifiableSortedMap(new TreeMap<>(agents));
+  }
+
+  /** A configuration with the default {@link InternalWidest}. */
+  public SandboxConfig(
+      boolean enabled,
+      Backend backend,
+      boolean requireRuntimeClass,
+      SortedMap<String, AgentSettings> agents) {
+    this(enabled, backend, requireRuntimeClass, InternalWidest.DEFAULT, agents);
   }
 
   /**
@@ -49,6 +62,10 @@ public record SandboxConfig(
     tree.put("enabled", enabled);
     tree.put("backend", backend.wireName());
     tree.put("require_runtime_class", requireRuntimeClass);
+    Map<String, Object> widest = new LinkedHashMap<>();
+    widest.put("ipv4", internalWidest.ipv4Prefix());
+    widest.put("ipv6", internalWidest.ipv6Prefix());
+    tree.put("internal_widest", widest);
     Map<String, Object> agentTrees = new LinkedHashMap<>();
     agents.forEach((name, agent) -> agentTrees.put(name, agentTree(agent)));
     tree.put("agents", agentTrees);
@@ -83,7 +100,30 @@ public record SandboxConfig(
     outputs.put("max_bytes", agent.outputs().maxBytes());
     outputs.put("max_files", agent.outputs().maxFiles());
     tree.put("outputs", outputs);
+    Map<String, Object> internal = new LinkedHashMap<>();
+    agent.internal().forEach((name, destination) -> internal.put(name, internalTree(destination)));
+    tree.put("internal", internal);
     tree.put("warm", agent.warm());
+    return tree;
+  }
+
+  private static Map<String, Object> internalTree(InternalDestination destination) {
+    Map<String, Object> tree = new LinkedHashMap<>();
+    destination.cidr().ifPresent(cidr -> tree.put("cidr", cidr.toString()));
+    destination
+        .service()
+        .ifPresent(
+            service -> {
+              Map<String, Object> s = new LinkedHashMap<>();
+              s.put("namespace", service.namespace());
+              s.put("pod_labels", service.podLabels());
+              s.put("host", service.host());
+              if (!service.podPorts().isEmpty()) {
+                s.put("pod_ports", List.copyOf(service.podPorts()));
+              }
+              tree.put("service", s);
+            });
+    tree.put("ports", List.copyOf(destination.ports()));
     return tree;
   }
 

@@ -11,16 +11,29 @@ import java.util.regex.Pattern;
 /** Reads {@link SandboxConfig} documents; see {@link SandboxConfig#read}. */
 final class SandboxConfigReader {
   private static final Set<String> TOP =
-      orderedSet("enabled", "backend", "require_runtime_class", "agents");
+      orderedSet("enabled", "backend", "require_runtime_class", "internal_widest", "agents");
   private static final Set<String> TOP_READ_ONLY = Set.of("updated_at", "updated_by");
   private static final Set<String> AGENT =
       orderedSet(
-          "allow", "image", "scope", "ttl_seconds", "resources", "credentials", "outputs", "warm");
+          "allow",
+          "image",
+          "scope",
+          "ttl_seconds",
+          "resources",
+          "credentials",
+          "outputs",
+          "internal",
+          "warm");
   private static final Set<String> AGENT_READ_ONLY = Set.of("effective_allow");
   private static final Set<String> RESOURCES = orderedSet("cpus", "memory_mb", "pids");
   private static final Set<String> CREDENTIAL = orderedSet("source", "audience", "command", "env");
   private static final Set<String> OUTPUTS = orderedSet("max_bytes", "max_files");
+  private static final Set<String> INTERNAL = orderedSet("cidr", "service", "ports");
+  private static final Set<String> SERVICE =
+      orderedSet("namespace", "pod_labels", "host", "pod_ports");
+  private static final Set<String> WIDEST = orderedSet("ipv4", "ipv6");
   private static final int MAX_AUDIENCE_LENGTH = 255;
+  private static final int MAX_PORTS = dev.agentsandbox.policy.net.InternalRule.MAX_PORTS;
 
   /**
    * An OCI image reference: optional registry host[:port], slash-separated lower-case path
@@ -50,6 +63,7 @@ final class SandboxConfigReader {
     Backend backend = backend(reader, doc.get("backend"));
     boolean requireRuntimeClass =
         reader.bool("require_runtime_class", doc.get("require_runtime_class"), false);
+    InternalWidest widest = widest(reader, doc.get("internal_widest"));
     TreeMap<String, AgentSettings> agents = new TreeMap<>();
     Object agentsValue = doc.get("agents");
     if (agentsValue != null) {
@@ -59,7 +73,7 @@ final class SandboxConfigReader {
             (name, agentTree) -> {
               String path = TreeReader.field("agents", name);
               boolean nameOk = reader.checkName(path, name);
-              AgentSettings agent = agent(reader, path, name, agentTree);
+              AgentSettings agent = agent(reader, path, name, agentTree, widest);
               if (nameOk && agent != null) {
                 agents.put(name, agent);
               }
@@ -67,7 +81,7 @@ final class SandboxConfigReader {
       }
     }
     reader.throwIfAny();
-    return new SandboxConfig(enabled, backend, requireRuntimeClass, agents);
+    return new SandboxConfig(enabled, backend, requireRuntimeClass, widest, agents);
   }
 
   private static Backend backend(TreeReader reader, Object value) {
@@ -90,7 +104,8 @@ final class SandboxConfigReader {
             });
   }
 
-  private static AgentSettings agent(TreeReader reader, String path, String name, Object tree) {
+  private static AgentSettings agent(
+      TreeReader reader, String path, String name, Object tree, InternalWidest widest) {
     Map<String, Object> agent = reader.object(path, tree);
     if (agent == null) {
       return null;
@@ -135,10 +150,13 @@ final class SandboxConfigReader {
     TreeMap<String, CredentialSpec> credentials =
         credentials(reader, TreeReader.field(path, "credentials"), agent.get("credentials"));
     OutputLimits outputs = outputs(reader, TreeReader.field(path, "outputs"), agent.get("outputs"));
+    TreeMap<String, InternalDestination> internal =
+        internal(reader, TreeReader.field(path, "internal"), agent.get("internal"), widest);
     int warm =
         reader.wholeNumber(
             TreeReader.field(path, "warm"), agent.get("warm"), 0, 0, AgentSettings.MAX_WARM);
-    return new AgentSettings(allow, image, scope, ttl, resources, credentials, outputs, warm);
+    return new AgentSettings(
+        allow, image, scope, ttl, resources, credentials, outputs, internal, warm);
   }
 
   private static Resources resources(TreeReader reader, String path, Map<String, Object> agent) {
@@ -332,6 +350,234 @@ final class SandboxConfigReader {
             d.maxFiles(),
             0,
             OutputLimits.MAX_FILES));
+  }
+
+  private static InternalWidest widest(TreeReader reader, Object value) {
+    if (value == null) {
+      return InternalWidest.DEFAULT;
+    }
+    Map<String, Object> tree = reader.object("internal_widest", value);
+    if (tree == null) {
+      return InternalWidest.DEFAULT;
+    }
+    reader.onlyKeys("internal_widest", tree, WIDEST, Set.of());
+    InternalWidest d = InternalWidest.DEFAULT;
+    return new InternalWidest(
+        reader.wholeNumber(
+            "internal_widest.ipv4",
+            tree.get("ipv4"),
+            d.ipv4Prefix(),
+            dev.agentsandbox.policy.net.InternalRule.WIDEST_IPV4_PREFIX,
+            32),
+        reader.wholeNumber(
+            "internal_widest.ipv6",
+            tree.get("ipv6"),
+            d.ipv6Prefix(),
+            dev.agentsandbox.policy.net.InternalRule.WIDEST_IPV6_PREFIX,
+            128));
+  }
+
+  /**
+   * An agent's internal destinations, each a range or a service with its ports; together the ranges
+   * may cover no more than {@code widest} allows.
+   */
+  private static TreeMap<String, InternalDestination> internal(
+      TreeReader reader, String path, Object value, InternalWidest widest) {
+    TreeMap<String, InternalDestination> out = new TreeMap<>();
+    if (value == null) {
+      return out;
+    }
+    Map<String, Object> trees = reader.object(path, value);
+    if (trees == null) {
+      return out;
+    }
+    trees.forEach(
+        (name, tree) -> {
+          String at = TreeReader.field(path, name);
+          if (!InternalDestination.NAME.matcher(name).matches()) {
+            reader.problem(
+                at,
+                "'"
+                    + TreeReader.echo(name)
+                    + "' is not a destination name (lower-case letters, digits, '.', '_' and '-',"
+                    + " starting and ending with a letter or digit, at most 63)");
+            return;
+          }
+          InternalDestination destination = destination(reader, at, name, tree);
+          if (destination != null) {
+            out.put(name, destination);
+          }
+        });
+    List<dev.agentsandbox.policy.net.Cidr> ranges =
+        out.values().stream().flatMap(d -> d.cidr().stream()).toList();
+    widest
+        .excess(ranges)
+        .ifPresent(problem -> reader.problem(path, "the internal ranges " + problem));
+    return out;
+  }
+
+  private static InternalDestination destination(
+      TreeReader reader, String path, String name, Object value) {
+    Map<String, Object> tree = reader.object(path, value);
+    if (tree == null) {
+      return null;
+    }
+    reader.onlyKeys(path, tree, INTERNAL, Set.of());
+    List<Integer> ports = requiredPorts(reader, TreeReader.field(path, "ports"), tree);
+    boolean hasCidr = tree.get("cidr") != null;
+    if (hasCidr == (tree.get("service") != null)) {
+      reader.problem(path, "names a cidr or a service (exactly one)");
+      return null;
+    }
+    java.util.Optional<dev.agentsandbox.policy.net.Cidr> cidr = java.util.Optional.empty();
+    java.util.Optional<InternalDestination.ClusterService> service = java.util.Optional.empty();
+    if (hasCidr) {
+      String cidrPath = TreeReader.field(path, "cidr");
+      String raw = reader.string(cidrPath, tree.get("cidr"));
+      if (raw == null) {
+        return null;
+      }
+      try {
+        cidr = java.util.Optional.of(dev.agentsandbox.policy.net.Cidr.parse(raw));
+      } catch (IllegalArgumentException e) {
+        reader.problem(cidrPath, e.getMessage());
+        return null;
+      }
+    } else {
+      service = service(reader, TreeReader.field(path, "service"), tree.get("service"));
+      if (service.isEmpty()) {
+        return null;
+      }
+    }
+    if (ports == null) {
+      return null;
+    }
+    try {
+      return new InternalDestination(name, cidr, service, new java.util.TreeSet<>(ports));
+    } catch (IllegalArgumentException e) {
+      reader.problem(path, e.getMessage());
+      return null;
+    }
+  }
+
+  private static java.util.Optional<InternalDestination.ClusterService> service(
+      TreeReader reader, String path, Object value) {
+    Map<String, Object> tree = reader.object(path, value);
+    if (tree == null) {
+      return java.util.Optional.empty();
+    }
+    reader.onlyKeys(path, tree, SERVICE, Set.of());
+    boolean ok = true;
+    String namespacePath = TreeReader.field(path, "namespace");
+    String namespace = reader.string(namespacePath, tree.get("namespace"));
+    if (namespace == null || !reader.checkName(namespacePath, namespace)) {
+      if (tree.get("namespace") == null) {
+        reader.problem(namespacePath, "missing (the namespace the service's pods run in)");
+      }
+      ok = false;
+    } else if (namespace.startsWith("agent-run-") || namespace.equals("kube-system")) {
+      reader.problem(
+          namespacePath,
+          namespace
+              + " is never an internal destination (another sandbox, or the cluster's own"
+              + " machinery)");
+      ok = false;
+    }
+    TreeMap<String, String> labels = new TreeMap<>();
+    String labelsPath = TreeReader.field(path, "pod_labels");
+    Map<String, Object> labelTree =
+        tree.get("pod_labels") == null ? null : reader.object(labelsPath, tree.get("pod_labels"));
+    if (labelTree == null || labelTree.isEmpty()) {
+      if (labelTree != null || tree.get("pod_labels") == null) {
+        reader.problem(labelsPath, "at least one label that selects the service's pods");
+      }
+      ok = false;
+    } else {
+      labelTree.forEach(
+          (key, v) -> {
+            String label = reader.string(TreeReader.field(labelsPath, key), v);
+            if (label != null) {
+              labels.put(key, label);
+            }
+          });
+      for (String problem : dev.agentsandbox.policy.run.RunLabels.problems(labels)) {
+        // RunLabels names each problem "labels<path>: <message>".
+        int colon = problem.indexOf(": ");
+        reader.problem(
+            labelsPath + problem.substring("labels".length(), colon), problem.substring(colon + 2));
+        ok = false;
+      }
+      if (labels.size() != labelTree.size()) {
+        ok = false;
+      }
+    }
+    String hostPath = TreeReader.field(path, "host");
+    String host = reader.string(hostPath, tree.get("host"));
+    if (host == null) {
+      if (tree.get("host") == null) {
+        reader.problem(
+            hostPath,
+            "missing (the cluster DNS name the agent connects to, such as"
+                + " platform-gateway.platform.svc.cluster.local)");
+      }
+      ok = false;
+    } else {
+      try {
+        String canonical = dev.agentsandbox.policy.HostName.canonicalTargetHost(host);
+        if (!canonical.equals(host)) {
+          reader.problem(hostPath, "write the host name as " + canonical);
+          ok = false;
+        }
+      } catch (dev.agentsandbox.policy.InvalidHostException e) {
+        reader.problem(hostPath, e.getMessage());
+        ok = false;
+      }
+    }
+    List<Integer> podPorts = List.of();
+    if (tree.get("pod_ports") != null) {
+      podPorts = ports(reader, TreeReader.field(path, "pod_ports"), tree.get("pod_ports"));
+      ok &= podPorts != null;
+    }
+    if (!ok) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(
+        new InternalDestination.ClusterService(
+            namespace, labels, host, new java.util.TreeSet<>(podPorts)));
+  }
+
+  /** The {@code ports} field of {@code tree}: required, 1 to 16 ports, each 1 to 65535. */
+  static List<Integer> requiredPorts(TreeReader reader, String path, Map<String, Object> tree) {
+    if (tree.get("ports") == null) {
+      reader.problem(path, "missing (the ports the destination serves, such as [4000])");
+      return null;
+    }
+    return ports(reader, path, tree.get("ports"));
+  }
+
+  private static List<Integer> ports(TreeReader reader, String path, Object value) {
+    if (!(value instanceof List<?> list) || list.isEmpty()) {
+      reader.problem(path, "must be a list of 1 to " + MAX_PORTS + " ports, each 1 to 65535");
+      return null;
+    }
+    if (list.size() > MAX_PORTS) {
+      reader.problem(path, "at most " + MAX_PORTS + " ports");
+      return null;
+    }
+    List<Integer> ports = new java.util.ArrayList<>();
+    boolean ok = true;
+    for (int i = 0; i < list.size(); i++) {
+      int port = reader.wholeNumber(TreeReader.index(path, i), list.get(i), -1, 1, 65535);
+      if (port < 0) {
+        if (list.get(i) == null) {
+          reader.problem(TreeReader.index(path, i), "must be a port, 1 to 65535");
+        }
+        ok = false;
+      } else {
+        ports.add(port);
+      }
+    }
+    return ok ? ports : null;
   }
 
   static Set<String> orderedSet(String... names) {

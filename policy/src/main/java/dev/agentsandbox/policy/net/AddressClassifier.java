@@ -1,7 +1,10 @@
 package dev.agentsandbox.policy.net;
 
 import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * Classifies an IP address by the IANA IPv4 and IPv6 special-purpose address registries, so the
@@ -74,7 +77,55 @@ public final class AddressClassifier {
           block("fec0::/10", AddressClass.UNIQUE_LOCAL),
           block("ff00::/8", AddressClass.MULTICAST));
 
+  /**
+   * What a network-layer fence (a Kubernetes NetworkPolicy's except list, an nftables set) refuses
+   * in IPv4: every block of the table above and every metadata address, exactly the addresses
+   * {@link #classify} does not call public. No range lies inside another; in address order.
+   */
+  public static final List<Cidr> FENCE_V4 =
+      fence(
+          Stream.concat(
+                  V4.stream().map(Block::cidr),
+                  METADATA_ADDRESSES.stream()
+                      .filter(a -> a.getAddress().length == 4)
+                      .map(a -> new Cidr(a, 32)))
+              .toList());
+
+  /**
+   * What a network-layer fence refuses in IPv6: every block of the table above, every metadata
+   * address, everything outside global unicast {@code 2000::/3} ({@code ::/3}, {@code 4000::/2},
+   * {@code 8000::/1}, which hold unique-local, link-local and multicast), and the whole of each
+   * prefix that embeds an IPv4 address ({@code ::/96}, {@code ::ffff:0:0/96}, {@code 64:ff9b::/96},
+   * {@code 2002::/16}). A fence cannot look inside an embedded address, so it refuses these
+   * outright where the proxy would let a public IPv4 address through them: the fence is never less
+   * strict than {@link #classify}. No range lies inside another; in address order.
+   */
+  public static final List<Cidr> FENCE_V6 =
+      fence(
+          Stream.of(
+                  V6.stream().map(Block::cidr),
+                  METADATA_ADDRESSES.stream()
+                      .filter(a -> a.getAddress().length == 16)
+                      .map(a -> new Cidr(a, 128)),
+                  Stream.of(Cidr.parse("::/3"), Cidr.parse("4000::/2"), Cidr.parse("8000::/1")),
+                  Stream.of(V6_COMPATIBLE, V6_MAPPED, V6_NAT64, V6_6TO4))
+              .flatMap(s -> s)
+              .toList());
+
   private AddressClassifier() {}
+
+  /** The ranges without those another range covers, in address order. */
+  private static List<Cidr> fence(List<Cidr> ranges) {
+    List<Cidr> kept = new ArrayList<>();
+    for (Cidr range : ranges) {
+      boolean covered = ranges.stream().anyMatch(o -> !o.equals(range) && o.covers(range));
+      if (!covered && !kept.contains(range)) {
+        kept.add(range);
+      }
+    }
+    kept.sort((a, b) -> Arrays.compareUnsigned(a.network().getAddress(), b.network().getAddress()));
+    return List.copyOf(kept);
+  }
 
   /** The class of the address; {@link AddressClass#PUBLIC} only when no special range holds it. */
   public static AddressClass classify(InetAddress address) {
@@ -120,7 +171,7 @@ public final class AddressClassifier {
 
   private static boolean isMetadata(byte[] bytes) {
     for (InetAddress metadata : METADATA_ADDRESSES) {
-      if (java.util.Arrays.equals(metadata.getAddress(), bytes)) {
+      if (Arrays.equals(metadata.getAddress(), bytes)) {
         return true;
       }
     }

@@ -17,15 +17,17 @@ import java.util.Set;
  *   <li>a known metadata address is refused, even inside a declared internal range;
  *   <li>the proxy's own listening socket is refused (a loop), even inside a declared range; with a
  *       wildcard listen address that is any of the host's addresses or loopback on that port;
- *   <li>an address inside a declared internal range is permitted — this is how an operator reaches
- *       a gateway on the proxy's own host, including a loopback address it declared explicitly;
+ *   <li>an address a declared internal destination permits on this port is permitted (a range that
+ *       holds it, or a service rule for the target's name) — this is how an operator reaches a
+ *       gateway on the proxy's own host, including a loopback address it declared explicitly; on
+ *       any other port the address is judged like any other;
  *   <li>one of the proxy host's own interface addresses is refused on any port;
  *   <li>otherwise only {@link AddressClass#PUBLIC} addresses are permitted.
  * </ol>
  *
  * <p>Immutable and thread-safe.
  *
- * @param internal the operator's declared internal destinations
+ * @param internal the declared internal destinations, each with its ports
  * @param hostAddresses the proxy host's own interface addresses, enumerated by the caller
  * @param listener the proxy's own listening socket (its address may be the wildcard)
  */
@@ -38,8 +40,8 @@ public record AddressPolicy(
     hostAddresses = Set.copyOf(hostAddresses.stream().map(AddressClassifier::unmapped).toList());
   }
 
-  /** The verdict on one address for a connection to {@code port}. */
-  public AddressCheck check(InetAddress address, int port) {
+  /** The verdict on one address for a connection to {@code host:port}. */
+  public AddressCheck check(String host, InetAddress address, int port) {
     InetAddress plain = AddressClassifier.unmapped(address);
     AddressClass addressClass = AddressClassifier.classify(address);
     if (addressClass == AddressClass.METADATA) {
@@ -48,7 +50,7 @@ public record AddressPolicy(
     if (isListener(plain, addressClass, port)) {
       return new AddressCheck(address, AddressClass.PROXY_LISTENER, false, false);
     }
-    if (internal.contains(plain)) {
+    if (internal.permits(host, plain, addressClass, port)) {
       return new AddressCheck(address, addressClass, true, true);
     }
     if (hostAddresses.contains(plain)) {
@@ -61,11 +63,11 @@ public record AddressPolicy(
    * Checks every answer in order and picks the first permitted one; a refused answer is never
    * chosen, whatever its position.
    */
-  public Choice choose(List<InetAddress> answers, int port) {
+  public Choice choose(String host, List<InetAddress> answers, int port) {
     List<AddressCheck> checks = new ArrayList<>(answers.size());
     AddressCheck chosen = null;
     for (InetAddress answer : answers) {
-      AddressCheck check = check(answer, port);
+      AddressCheck check = check(host, answer, port);
       checks.add(check);
       if (chosen == null && check.permitted()) {
         chosen = check;

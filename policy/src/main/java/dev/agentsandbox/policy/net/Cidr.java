@@ -92,6 +92,11 @@ public record Cidr(InetAddress network, int prefixLength) {
     return prefixLength <= other.prefixLength ? contains(other.network) : other.contains(network);
   }
 
+  /** Whether every address of {@code other} (of the same family) lies inside this block. */
+  public boolean covers(Cidr other) {
+    return prefixLength <= other.prefixLength && contains(other.network);
+  }
+
   /** Whether this is an IPv6 block. */
   public boolean isIpv6() {
     return network.getAddress().length == 16;

@@ -4,11 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.net.Cidr;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,7 +23,17 @@ class ProxyPolicyTest {
       new RunEgress(
           AllowList.parse(List.of("api.vendor.com", "*.cdn.example:8443")),
           Optional.of(AllowList.parse(List.of("api.vendor.com"))),
-          List.of("10.20.0.0/16"),
+          List.of(
+              InternalDestination.range(
+                  "mirror", Cidr.parse("10.20.0.0/16"), new TreeSet<>(List.of(443, 8443))),
+              InternalDestination.service(
+                  "gateway",
+                  new InternalDestination.ClusterService(
+                      "platform",
+                      new TreeMap<>(Map.of("app", "gateway")),
+                      "gateway.platform.svc.cluster.local",
+                      new TreeSet<>(List.of(8080))),
+                  new TreeSet<>(List.of(4000)))),
           Map.of("api.vendor.com", List.of("10.20.1.2")));
 
   @Test
@@ -29,12 +42,17 @@ class ProxyPolicyTest {
 
     assertThat(tree.keySet())
         .containsExactly(
-            "listen", "allow", "instance_allow", "internal_cidrs", "hosts", "run_id", "decisions");
+            "listen", "allow", "instance_allow", "internal", "hosts", "run_id", "decisions");
     assertThat(tree)
         .containsEntry("listen", "0.0.0.0:3128")
         .containsEntry("allow", List.of("api.vendor.com", "*.cdn.example:8443"))
         .containsEntry("instance_allow", List.of("api.vendor.com"))
-        .containsEntry("internal_cidrs", List.of("10.20.0.0/16"))
+        .containsEntry(
+            "internal",
+            List.of(
+                Map.of("cidr", "10.20.0.0/16", "ports", List.of(443, 8443)),
+                // The proxy dials the Service's port; the pods' own port is the fence's business.
+                Map.of("host", "gateway.platform.svc.cluster.local", "ports", List.of(4000))))
         .containsEntry("hosts", Map.of("api.vendor.com", List.of("10.20.1.2")))
         .containsEntry("run_id", "run42")
         .containsEntry("decisions", "-");
@@ -43,7 +61,7 @@ class ProxyPolicyTest {
   @Test
   void anUnrestrictedInstancePolicyIsWrittenAsNull() {
     RunEgress open =
-        new RunEgress(EGRESS.allow(), Optional.empty(), EGRESS.internalCidrs(), EGRESS.hosts());
+        new RunEgress(EGRESS.allow(), Optional.empty(), EGRESS.internal(), EGRESS.hosts());
 
     Map<String, Object> tree = ProxyPolicy.forRun(open, "run42", 3128).toTree();
 
@@ -58,7 +76,7 @@ class ProxyPolicyTest {
             "127.0.0.1:0",
             EGRESS.allow(),
             EGRESS.instanceAllow(),
-            EGRESS.internalCidrs(),
+            EGRESS.internal().stream().map(InternalDestination::rule).toList(),
             Optional.of(EGRESS.hosts()),
             Optional.of("127.0.0.1:5353"),
             Optional.of("run42"),
@@ -107,9 +125,48 @@ class ProxyPolicyTest {
             "allow: must be a list"),
         row("bad allow entry", Map.of("listen", "a:1", "allow", List.of("a..test")), "allow[0]: "),
         row(
-            "internal range wider than /8",
-            Map.of("listen", "a:1", "allow", List.of(), "internal_cidrs", List.of("10.0.0.0/7")),
-            "internal_cidrs[0]: "),
+            "internal range wider than /16",
+            Map.of("listen", "a:1", "allow", List.of(), "internal", List.of(range("10.0.0.0/15"))),
+            "internal[0]: internal CIDR 10.0.0.0/15: is wider than /16"),
+        row(
+            "internal range on the metadata address",
+            Map.of(
+                "listen", "a:1", "allow", List.of(), "internal", List.of(range("169.254.169.254"))),
+            "internal[0]: internal CIDR 169.254.169.254/32: covers the metadata address"),
+        row(
+            "internal range without ports",
+            Map.of(
+                "listen",
+                "a:1",
+                "allow",
+                List.of(),
+                "internal",
+                List.of(Map.of("cidr", "10.20.1.0/24"))),
+            "internal[0].ports: missing"),
+        row(
+            "internal port 65536",
+            Map.of(
+                "listen",
+                "a:1",
+                "allow",
+                List.of(),
+                "internal",
+                List.of(Map.of("cidr", "10.20.1.0/24", "ports", List.of(65536)))),
+            "internal[0].ports[0]: must be from 1 to 65535"),
+        row(
+            "internal with both a cidr and a host",
+            Map.of(
+                "listen",
+                "a:1",
+                "allow",
+                List.of(),
+                "internal",
+                List.of(Map.of("cidr", "10.20.1.0/24", "host", "a.test", "ports", List.of(1)))),
+            "internal[0]: names a cidr or a host"),
+        row(
+            "the old instance-wide field",
+            Map.of("listen", "a:1", "allow", List.of(), "internal_cidrs", List.of("10.20.1.0/24")),
+            "internal_cidrs: unknown field"),
         row(
             "hosts entry not a list",
             Map.of("listen", "a:1", "allow", List.of(), "hosts", Map.of("a.test", "10.0.0.1")),
@@ -135,6 +192,10 @@ class ProxyPolicyTest {
     assertThatThrownBy(() -> ProxyPolicy.read(tree))
         .isInstanceOf(InvalidConfigException.class)
         .hasMessageContaining(message);
+  }
+
+  private static Map<String, Object> range(String cidr) {
+    return Map.of("cidr", cidr, "ports", List.of(80));
   }
 
   private static Arguments row(String name, Object tree, String message) {

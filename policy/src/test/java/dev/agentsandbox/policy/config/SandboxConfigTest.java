@@ -30,6 +30,8 @@ class SandboxConfigTest {
                 "auto",
                 "require_runtime_class",
                 false,
+                "internal_widest",
+                Map.of("ipv4", 24, "ipv6", 64),
                 "agents",
                 Map.of(
                     "helper",
@@ -48,6 +50,8 @@ class SandboxConfigTest {
                         Map.of(),
                         "outputs",
                         Map.of("max_bytes", 16L << 20, "max_files", 100),
+                        "internal",
+                        Map.of(),
                         "warm",
                         0))));
   }

@@ -52,37 +52,61 @@ class CidrTest {
 
   static Stream<Arguments> internalRanges() {
     return Stream.of(
-        Arguments.of("IPv4 everything is absurd", "0.0.0.0/0", "wider than /8"),
-        Arguments.of("IPv6 everything is absurd", "::/0", "wider than /32"),
-        Arguments.of("all of IPv4 through mapped IPv6", "::ffff:0:0/96", "embeds IPv4"),
-        Arguments.of("all of IPv4 through NAT64", "64:ff9b::/96", "embeds IPv4"),
-        Arguments.of("all of IPv4 through 6to4", "2002::/16", "wider than /32"),
-        Arguments.of("part of 6to4", "2002:a00::/32", "embeds IPv4"),
-        Arguments.of("a /7 is wider than /8", "10.0.0.0/7", "wider than /8"),
-        Arguments.of("this-network holds 0.0.0.0", "0.0.0.0/8", "unspecified"),
-        Arguments.of("multicast is no destination", "224.0.0.0/8", "multicast"),
-        Arguments.of("broadcast is no destination", "255.255.255.255/32", "broadcast"),
-        Arguments.of("IPv6 multicast is no destination", "ff02::/64", "multicast"));
+        Arguments.of("IPv4 everything is absurd", "0.0.0.0/0:443", "wider than /16"),
+        Arguments.of("IPv6 everything is absurd", "::/0:443", "wider than /48"),
+        Arguments.of(
+            "a /8 private network is not a destination", "10.0.0.0/8:443", "wider than /16"),
+        Arguments.of("a /15 is one bit too wide", "10.0.0.0/15:443", "wider than /16"),
+        Arguments.of("all of IPv4 through mapped IPv6", "::ffff:0:0/96:443", "embeds IPv4"),
+        Arguments.of("a private /16 through mapped IPv6", "::ffff:10.0.0.0/112:443", "embeds IPv4"),
+        Arguments.of("all of IPv4 through NAT64", "64:ff9b::/96:443", "embeds IPv4"),
+        Arguments.of("part of 6to4", "2002:a00::/48:443", "embeds IPv4"),
+        Arguments.of("the metadata address itself", "169.254.169.254/32:80", "metadata address"),
+        Arguments.of("a range holding the metadata address", "169.254.169.0/24:80", "metadata"),
+        Arguments.of(
+            "link-local without the metadata address", "169.254.170.0/24:80", "link-local"),
+        Arguments.of("AWS's IPv6 metadata address", "fd00:ec2::254/128:80", "metadata address"),
+        Arguments.of("a ULA /64 holding it", "fd00:ec2::/64:80", "metadata address"),
+        Arguments.of("Alibaba's metadata in CGNAT", "100.100.100.0/24:80", "metadata address"),
+        Arguments.of("Azure's WireServer", "168.63.0.0/16:80", "metadata address"),
+        Arguments.of("IPv6 link-local", "fe80::/64:80", "link-local"),
+        Arguments.of("this-network holds 0.0.0.0", "0.0.0.0/16:80", "unspecified"),
+        Arguments.of("multicast is no destination", "224.0.0.0/16:80", "multicast"),
+        Arguments.of("broadcast is no destination", "255.255.255.255/32:80", "broadcast"),
+        Arguments.of("broadcast inside a reserved /16", "255.255.0.0/16:80", "broadcast"),
+        Arguments.of("IPv6 multicast is no destination", "ff02::/64:80", "multicast"),
+        Arguments.of("no port: open on every port is gone", "10.20.1.0/24", "needs its ports"),
+        Arguments.of("port 0", "10.20.1.0/24:0", "not a port"),
+        Arguments.of("port 65536", "10.20.1.0/24:65536", "not a port"),
+        Arguments.of("a negative port", "10.20.1.0/24:-1", "not a port"),
+        Arguments.of("an empty port", "10.20.1.0/24:443,", "not a port"),
+        Arguments.of("a port range is not a port", "10.20.1.0/24:1-65535", "not a port"),
+        Arguments.of("host bits set", "10.20.1.1/24:443", "host bits"),
+        Arguments.of(
+            "more than 16 ports",
+            "10.20.1.0/24:1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+            "more than 16 ports"));
   }
 
   @ParameterizedTest(name = "{0}: {1}")
   @MethodSource
-  void internalRanges(String name, String cidr, String message) {
-    assertThatThrownBy(() -> InternalRanges.parse(java.util.List.of(cidr)))
+  void internalRanges(String name, String rule, String message) {
+    assertThatThrownBy(() -> InternalRanges.parse(java.util.List.of(rule)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(message);
   }
 
   static Stream<Arguments> acceptedInternalRanges() {
     return Stream.of(
-        Arguments.of("one loopback /32 for a test gateway", "127.0.0.2/32"),
-        Arguments.of("a /8 private network", "10.0.0.0/8"),
-        Arguments.of("a unique-local /48", "fd12:3456:789a::/48"));
+        Arguments.of("one loopback /32 for a test gateway", "127.0.0.2/32:443"),
+        Arguments.of("a /16 private network, the widest", "10.20.0.0/16:443,8443"),
+        Arguments.of("a unique-local /48", "fd12:3456:789a::/48:443"),
+        Arguments.of("a link-local neighbour's range is not link-local", "169.253.0.0/16:80"));
   }
 
   @ParameterizedTest(name = "{0}: {1}")
   @MethodSource
-  void acceptedInternalRanges(String name, String cidr) {
-    assertThat(InternalRanges.parse(java.util.List.of(cidr)).asStrings()).containsExactly(cidr);
+  void acceptedInternalRanges(String name, String rule) {
+    assertThat(InternalRanges.parse(java.util.List.of(rule)).asStrings()).containsExactly(rule);
   }
 }

@@ -95,10 +95,11 @@ public final class AuditEndpoints {
   }
 
   /**
-   * {@code label=k=v} or {@code label=k1=v1,k2=v2}: rows of runs carrying every one of these
-   * labels. Checked with the run label grammar, so a filter that no run could match is refused.
+   * {@code label=k=v} or {@code label=k1=v1,k2=v2}: rows (or runs) of runs carrying every one of
+   * these labels. Checked with the run label grammar, so a filter that no run could match is
+   * refused. The runs list takes the same parameter.
    */
-  private static Map<String, String> labels(String raw) {
+  public static Map<String, String> labels(String raw) {
     if (raw == null) {
       return Map.of();
     }

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * {@code GET}/{@code PUT} of the agent sandbox configuration and the instance egress policy. Each
@@ -32,37 +33,41 @@ public final class ConfigEndpoints {
   }
 
   public Response getSandbox(Request request) {
-    request.onlyQueryParams(Set.of());
-    return answer(sandboxView(configs.current(GovernedDocument.SANDBOX)), null);
+    return get(request, GovernedDocument.SANDBOX, this::sandboxView);
   }
 
   public Response putSandbox(Request request) throws IOException {
-    boolean dryRun = dryRun(request);
-    GovernedConfigs.Change<SandboxConfig> change =
-        configs.update(
-            GovernedDocument.SANDBOX,
-            request.jsonBody(),
-            request.header("If-Match"),
-            request.principal(),
-            dryRun);
-    return answer(sandboxView(change.saved()), change);
+    return put(request, GovernedDocument.SANDBOX, this::sandboxView);
   }
 
   public Response getEgressPolicy(Request request) {
-    request.onlyQueryParams(Set.of());
-    return answer(egressView(configs.current(GovernedDocument.EGRESS_POLICY)), null);
+    return get(request, GovernedDocument.EGRESS_POLICY, this::egressView);
   }
 
   public Response putEgressPolicy(Request request) throws IOException {
+    return put(request, GovernedDocument.EGRESS_POLICY, this::egressView);
+  }
+
+  /** {@code GET}: the document's current version in its view. */
+  private <T> Response get(
+      Request request,
+      GovernedDocument<T> document,
+      Function<Versioned<T>, Map<String, Object>> view) {
+    request.onlyQueryParams(Set.of());
+    return answer(view.apply(configs.current(document)), null);
+  }
+
+  /** {@code PUT}: the governed change, then the saved (or, dry, the checked) version's view. */
+  private <T> Response put(
+      Request request,
+      GovernedDocument<T> document,
+      Function<Versioned<T>, Map<String, Object>> view)
+      throws IOException {
     boolean dryRun = dryRun(request);
-    GovernedConfigs.Change<EgressPolicy> change =
+    GovernedConfigs.Change<T> change =
         configs.update(
-            GovernedDocument.EGRESS_POLICY,
-            request.jsonBody(),
-            request.header("If-Match"),
-            request.principal(),
-            dryRun);
-    return answer(egressView(change.saved()), change);
+            document, request.jsonBody(), request.header("If-Match"), request.principal(), dryRun);
+    return answer(view.apply(change.saved()), change);
   }
 
   /** {@code ?dry_run=true}: every check of a save, nothing stored (docs/api.md). */

@@ -19,6 +19,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -76,9 +77,9 @@ public final class RunEndpoints {
     return Response.json(202, Json.bytes(mapper, body)).withHeader("Location", self);
   }
 
-  /** {@code GET .../runs}: the newest runs, filtered by agent, status and creation time. */
+  /** {@code GET .../runs}: the newest runs, filtered by agent, status, creation time and labels. */
   public Response list(Request request) {
-    request.onlyQueryParams(Set.of("limit", "agent", "status", "since"));
+    request.onlyQueryParams(Set.of("limit", "agent", "status", "since", "label"));
     int limit = limit(request.query().get("limit"));
     String status = request.query().get("status");
     RunStatus wanted;
@@ -89,10 +90,14 @@ public final class RunEndpoints {
           "status must be one of pending, running, exited, deadline, killed, failed");
     }
     Instant since = AuditEndpoints.since(request.query().get("since"), Instant.now());
+    String label = request.query().get("label");
+    Map<String, String> labels =
+        AuditEndpoints.labels(label == null || label.isBlank() ? null : label);
     return Response.json(
         200,
         Json.bytes(
-            mapper, render.list(runs.recent(request.query().get("agent"), wanted, since, limit))));
+            mapper,
+            render.list(runs.recent(request.query().get("agent"), wanted, since, labels, limit))));
   }
 
   /** {@code GET .../runs/{id}}: the run's state and, once ended, its result. */
@@ -116,17 +121,22 @@ public final class RunEndpoints {
   }
 
   /**
-   * {@code GET .../runs/{id}/output}: the run's redacted output as plain text, streamed until the
-   * run ends. Lines that left the retained tail before they were read are announced, not lost
-   * silently.
+   * {@code GET .../runs/{id}/output}: the run's redacted output, streamed until the run ends: plain
+   * text (both streams as one), or with {@code Accept: application/x-ndjson} one JSON object per
+   * line saying which stream it came from. Lines that left the retained tail before they were read
+   * are announced, not lost silently.
    */
   public Response output(Request request) {
     request.onlyQueryParams(Set.of());
     RunOutput output = runs.output(runId(request));
-    return Response.streaming(200, "text/plain; charset=utf-8", out -> follow(output, out));
+    String accept = request.header("Accept").orElse("").toLowerCase(Locale.ROOT);
+    if (accept.contains("application/x-ndjson")) {
+      return Response.streaming(200, "application/x-ndjson", out -> follow(output, out, true));
+    }
+    return Response.streaming(200, "text/plain; charset=utf-8", out -> follow(output, out, false));
   }
 
-  private static void follow(RunOutput output, OutputStream out) throws IOException {
+  private void follow(RunOutput output, OutputStream out, boolean tagged) throws IOException {
     long seq = 0;
     while (true) {
       RunOutput.Chunk chunk;
@@ -138,11 +148,18 @@ public final class RunEndpoints {
       }
       if (chunk.skippedLines() > 0) {
         out.write(
-            ("[agent-sandbox: " + chunk.skippedLines() + " lines left the retained tail unread]\n")
-                .getBytes(StandardCharsets.UTF_8));
+            tagged
+                ? tagged("skipped_lines", chunk.skippedLines())
+                : ("[agent-sandbox: "
+                        + chunk.skippedLines()
+                        + " lines left the retained tail unread]\n")
+                    .getBytes(StandardCharsets.UTF_8));
       }
-      for (String line : chunk.lines()) {
-        out.write(line.getBytes(StandardCharsets.UTF_8));
+      for (RunOutput.Line line : chunk.entries()) {
+        out.write(
+            tagged
+                ? tagged(line.stderr() ? "stderr" : "stdout", line.text())
+                : line.text().getBytes(StandardCharsets.UTF_8));
       }
       out.flush();
       seq = chunk.nextSeq();
@@ -150,6 +167,20 @@ public final class RunEndpoints {
         return;
       }
     }
+  }
+
+  /** One NDJSON line: {@code {"stdout"|"stderr": TEXT}} or {@code {"skipped_lines": N}}. */
+  private byte[] tagged(String field, Object value) throws IOException {
+    ObjectNode line = mapper.createObjectNode();
+    if (value instanceof Long count) {
+      line.put(field, count);
+    } else {
+      line.put(field, (String) value);
+    }
+    byte[] json = mapper.writeValueAsBytes(line);
+    byte[] withNewline = java.util.Arrays.copyOf(json, json.length + 1);
+    withNewline[json.length] = '\n';
+    return withNewline;
   }
 
   private static String runId(Request request) {

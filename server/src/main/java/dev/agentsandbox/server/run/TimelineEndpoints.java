@@ -98,6 +98,13 @@ public final class TimelineEndpoints {
             }
           }
         }
+        case "agent_sandbox.started" -> {
+          what.set("runtime", data.get("runtime"));
+          if (data.has("image_id")) {
+            what.set("image_id", data.get("image_id"));
+          }
+          what.put("started_at", row.time().toString());
+        }
         case "agent_sandbox.credentials.issue" -> what.set("credentials", data.get("credentials"));
         case "agent_sandbox.egress.allow" -> allowed.add(decision(row));
         case "agent_sandbox.egress.deny" -> denied.add(decision(row));

@@ -1,6 +1,7 @@
 package dev.agentsandbox.server.run;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -136,6 +137,19 @@ class RunContractApiTest {
     // dead with the run
     assertThat(send("GET", BASE + "/runs/" + runId, token, null).statusCode()).isEqualTo(401);
 
+    // the output: one stream as text, or each line tagged with its stream
+    assertThat(send("GET", BASE + "/runs/" + runId + "/output", admin, null).body())
+        .isEqualTo("built\nwarning: flaky\n");
+    HttpResponse<String> tagged =
+        http.send(
+            request("GET", BASE + "/runs/" + runId + "/output", admin, null)
+                .header("Accept", "application/x-ndjson")
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(tagged.headers().firstValue("Content-Type")).contains("application/x-ndjson");
+    assertThat(tagged.body())
+        .isEqualTo("{\"stdout\":\"built\\n\"}\n{\"stderr\":\"warning: flaky\\n\"}\n");
+
     JsonNode artifacts =
         JSON.readTree(send("GET", BASE + "/runs/" + runId + "/artifacts", admin, null).body());
     assertThat(artifacts.get("artifacts")).hasSize(1);
@@ -176,16 +190,13 @@ class RunContractApiTest {
         .isEqualTo(400);
   }
 
-  private JsonNode awaitEnd(String runId) throws Exception {
-    long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (System.nanoTime() < until) {
-      JsonNode run = JSON.readTree(send("GET", BASE + "/runs/" + runId, admin, null).body());
-      if (run.has("ended_at") && !run.get("ended_at").isNull()) {
-        return run;
-      }
-      Thread.sleep(50);
-    }
-    throw new AssertionError("run " + runId + " did not end within 30 s");
+  private JsonNode awaitEnd(String runId) {
+    return await("run " + runId + " to end")
+        .atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () -> JSON.readTree(send("GET", BASE + "/runs/" + runId, admin, null).body()),
+            run -> run.has("ended_at") && !run.get("ended_at").isNull());
   }
 
   private HttpRequest.Builder request(String method, String path, String token, String body) {
@@ -238,6 +249,8 @@ class RunContractApiTest {
     @Override
     public Sandbox launch(RunSpec spec, SandboxListener listener) {
       specs.put(spec.runId(), spec);
+      listener.onOutput("built\n".getBytes(StandardCharsets.UTF_8));
+      listener.onErrorOutput("warning: flaky\n".getBytes(StandardCharsets.UTF_8));
       launched.countDown();
       return new Sandbox() {
         @Override

@@ -133,13 +133,13 @@ class RunRefusalTest {
   }
 
   @Test
-  void theRunsListFiltersByAgentStatusAndSinceAndRefusesWhatItDoesNotKnow() throws Exception {
+  void theRunsListFiltersByAgentStatusSinceAndLabelAndRefusesWhatItDoesNotKnow() throws Exception {
     java.time.Instant now = java.time.Instant.now();
     com.fasterxml.jackson.databind.JsonNode command = JSON.readTree("[\"true\"]");
     String[][] rows = {
-      {"aaaaaaaaaaaaaaaaaaa1", "helper", "exited", "7200"},
-      {"aaaaaaaaaaaaaaaaaaa2", "helper", "running", "60"},
-      {"aaaaaaaaaaaaaaaaaaa3", "builder", "exited", "30"},
+      {"aaaaaaaaaaaaaaaaaaa1", "helper", "exited", "7200", "alice"},
+      {"aaaaaaaaaaaaaaaaaaa2", "helper", "running", "60", "bob"},
+      {"aaaaaaaaaaaaaaaaaaa3", "builder", "exited", "30", "alice"},
     };
     for (String[] row : rows) {
       java.time.Instant created = now.minusSeconds(Long.parseLong(row[3]));
@@ -160,7 +160,8 @@ class RunRefusalTest {
                   row[2].equals("exited") ? "exit" : null,
                   null,
                   created.plusSeconds(900),
-                  "elsewhere"));
+                  "elsewhere"),
+              java.util.Map.of("owner", row[4], "task-ref", "T-" + row[0].charAt(19)));
     }
     assertThat(listed(""))
         .containsExactly("aaaaaaaaaaaaaaaaaaa3", "aaaaaaaaaaaaaaaaaaa2", "aaaaaaaaaaaaaaaaaaa1");
@@ -171,11 +172,25 @@ class RunRefusalTest {
     assertThat(listed("?since=1h")).containsExactly("aaaaaaaaaaaaaaaaaaa3", "aaaaaaaaaaaaaaaaaaa2");
     assertThat(listed("?agent=helper&status=exited&since=3h"))
         .containsExactly("aaaaaaaaaaaaaaaaaaa1");
+    assertThat(listed("?label=owner%3Dalice"))
+        .containsExactly("aaaaaaaaaaaaaaaaaaa3", "aaaaaaaaaaaaaaaaaaa1");
+    assertThat(listed("?label=owner%3Dalice,task-ref%3DT-1"))
+        .containsExactly("aaaaaaaaaaaaaaaaaaa1");
+    assertThat(listed("?label=owner%3Dalice&agent=helper&status=running")).isEmpty();
+    assertThat(listed("?label=owner%3Dcarol")).isEmpty();
     com.fasterxml.jackson.databind.JsonNode first =
         JSON.readTree(get(BASE + "/runs?agent=builder").body()).path("runs").get(0);
     assertThat(first.path("exit_status").asInt()).isZero();
     assertThat(first.path("started_at").isTextual()).isTrue();
-    for (String bad : List.of("?status=paused", "?since=yesterday", "?colour=red", "?limit=0")) {
+    for (String bad :
+        List.of(
+            "?status=paused",
+            "?since=yesterday",
+            "?colour=red",
+            "?limit=0",
+            "?label=owner",
+            "?label=owner%3Dal%20ice",
+            "?label=Bad%20Key%3Dx")) {
       HttpResponse<String> refused = get(BASE + "/runs" + bad);
       assertThat(refused.statusCode()).as(bad).isEqualTo(400);
       assertThat(JSON.readTree(refused.body()).path("error").asText()).isEqualTo("invalid_request");

@@ -21,18 +21,21 @@ import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.LinkServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -56,7 +59,8 @@ class WarmPoolIT {
   private static final HttpClient HTTP = ContractCheckedHttpClient.create();
   private static final Duration PREPARED = Duration.ofMinutes(3);
 
-  private static UpstreamDrill upstream;
+  private static LinkServer upstream;
+  private static final List<String> HOSTS = new CopyOnWriteArrayList<>();
   private static Path dataDir;
   private static Store store;
   private static AgentSandboxServer server;
@@ -77,7 +81,17 @@ class WarmPoolIT {
         fail("WarmPoolIT needs image " + image + " (run images/build.sh)");
       }
     }
-    upstream = UpstreamDrill.start("asb-warm0", ADDRESS);
+    upstream = LinkServer.onLink("asb-warm0", ADDRESS, "hello from upstream");
+    upstream.handle(
+        "/w",
+        exchange -> {
+          String host = exchange.getRequestHeaders().getFirst("Host");
+          HOSTS.add(host == null ? "" : host);
+          byte[] body = "ok".getBytes(StandardCharsets.UTF_8);
+          exchange.sendResponseHeaders(200, body.length);
+          exchange.getResponseBody().write(body);
+          exchange.close();
+        });
     dataDir = Files.createTempDirectory("asb-warm-it");
     store = Store.open("jdbc:sqlite:" + dataDir.resolve("it.db"));
     server =
@@ -87,7 +101,6 @@ class WarmPoolIT {
             new RunWiring(
                 List.of(new DockerBackend(docker, DockerBackendConfig.defaults())),
                 new OperatorEgress(
-                    List.of(ADDRESS + "/32"),
                     Map.of("kept.test", List.of(ADDRESS), "removed.test", List.of(ADDRESS))),
                 RunSettings.defaults("warmpoolit" + System.nanoTime()),
                 RunWiring.every(Duration.ofHours(1))));
@@ -120,9 +133,9 @@ class WarmPoolIT {
         .contains("kept=200")
         .contains("removed=200");
     assertThat(launch(before.path("run_id").asText()).data().path("warm").asBoolean()).isTrue();
-    assertThat(upstream.hosts()).contains("removed.test:" + port);
+    assertThat(List.copyOf(HOSTS)).contains("removed.test:" + port);
     awaitReady(1);
-    int servedBefore = upstream.hosts().size();
+    int servedBefore = List.copyOf(HOSTS).size();
 
     // Tightened; the run right after must not reach removed.test, whatever the pool held.
     putConfig(1, "\"kept.test:" + port + "\"", false);
@@ -131,7 +144,8 @@ class WarmPoolIT {
         .as(after.toString())
         .contains("kept=200")
         .contains("removed=403");
-    List<String> since = upstream.hosts().subList(servedBefore, upstream.hosts().size());
+    List<String> served = List.copyOf(HOSTS);
+    List<String> since = served.subList(servedBefore, served.size());
     assertThat(since).doesNotContain("removed.test:" + port).contains("kept.test:" + port);
 
     // The pool refills under the new policy, and a warm run gets the new policy.
@@ -151,7 +165,7 @@ class WarmPoolIT {
     return "for h in kept removed; do printf '%s=' $h; curl -sS -m 20 -o /dev/null -w '%{http_code}'"
         + " http://$h.test:"
         + port
-        + "/; echo; done";
+        + "/w/; echo; done";
   }
 
   private static void putConfig(long version, String allow, boolean weakening) throws Exception {
@@ -159,9 +173,16 @@ class WarmPoolIT {
         """
         {"enabled": true, "backend": "docker", %s
          "agents": {"%s": {"allow": [%s], "image": "%s", "ttl_seconds": 120, "warm": 1,
-                           "resources": {"cpus": 1, "memory_mb": 256, "pids": 128}}}}
+                           "resources": {"cpus": 1, "memory_mb": 256, "pids": 128},
+                           "internal": {"upstream": {"cidr": "%s/32", "ports": [%d]}}}}}
         """
-            .formatted(weakening ? "\"reason\": \"WarmPoolIT\"," : "", AGENT, allow, IMAGE);
+            .formatted(
+                weakening ? "\"reason\": \"WarmPoolIT\"," : "",
+                AGENT,
+                allow,
+                IMAGE,
+                ADDRESS,
+                upstream.port());
     JsonNode put = call("PUT", BASE, body, "If-Match", "\"" + version + "\"");
     assertThat(put.path("version").asLong()).as(put.toString()).isEqualTo(version + 1);
   }

@@ -1,0 +1,116 @@
+package dev.agentsandbox.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * What the drill saw of one step, from the API alone: the run's end, its redacted output, its
+ * proxy's decisions and its audit rows; or, for a request the API was expected to refuse, the
+ * answer. Every field is as the server reported it, so {@code drill verify} can judge it again.
+ *
+ * @param runId the run, or null when the API refused the request
+ * @param status the run's final status ({@code exited}, {@code deadline}...), or null
+ * @param end why it ended, or null
+ * @param exitStatus the workload's exit status, or null
+ * @param output the run's redacted output tail, at most {@link #MAX_OUTPUT} characters
+ * @param egress the decisions of the run's proxy
+ * @param audit the audit rows the judgement relies on, as the log holds them
+ * @param refusal the API's answer to a request it was expected to refuse, or null
+ */
+record DrillObservation(
+    String runId,
+    String status,
+    String end,
+    Integer exitStatus,
+    String output,
+    List<Decision> egress,
+    List<AuditRef> audit,
+    Refusal refusal) {
+  /** How much output a transcript keeps per step; the steps' scripts print far less. */
+  static final int MAX_OUTPUT = 8192;
+
+  private static final Pattern MARKER = Pattern.compile("([a-z][a-z0-9-]*)=(\\S*)");
+
+  DrillObservation {
+    output = output == null ? "" : truncate(output);
+    egress = egress == null ? List.of() : List.copyOf(egress);
+    audit = audit == null ? List.of() : List.copyOf(audit);
+  }
+
+  /** One decision of the run's proxy. */
+  record Decision(String decision, String host, int port, String reason) {
+    static Decision of(JsonNode node) {
+      return new Decision(
+          node.path("decision").asText(),
+          node.path("host").asText(),
+          node.path("port").asInt(),
+          node.path("reason").asText());
+    }
+  }
+
+  /** An audit row the drill relies on: its id, type, hash, run and data, as the log holds them. */
+  record AuditRef(long id, String type, String hash, String runId, JsonNode data) {
+    static AuditRef of(JsonNode row) {
+      return new AuditRef(
+          row.path("id").asLong(),
+          row.path("type").asText(),
+          row.path("hash").asText(),
+          row.path("run_id").isTextual() ? row.path("run_id").asText() : null,
+          row.path("data"));
+    }
+  }
+
+  /** The API's answer to a request that it was expected to refuse. */
+  record Refusal(int httpStatus, String error) {}
+
+  private static final String TRUNCATED = "\n[truncated by the drill]";
+
+  /** At most {@link #MAX_OUTPUT} characters; idempotent, so a transcript read back is unchanged. */
+  static String truncate(String output) {
+    if (output.length() <= MAX_OUTPUT
+        || (output.length() == MAX_OUTPUT + TRUNCATED.length() && output.endsWith(TRUNCATED))) {
+      return output;
+    }
+    return output.substring(0, MAX_OUTPUT) + TRUNCATED;
+  }
+
+  /**
+   * The {@code key=value} pairs of the output's {@code drill: } lines, in order; a key printed
+   * twice keeps every value.
+   */
+  Map<String, List<String>> markers() {
+    Map<String, List<String>> markers = new LinkedHashMap<>();
+    for (String line : output.split("\n", -1)) {
+      if (!line.startsWith("drill: ")) {
+        continue;
+      }
+      Matcher pair = MARKER.matcher(line.substring("drill: ".length()));
+      while (pair.find()) {
+        markers.computeIfAbsent(pair.group(1), k -> new ArrayList<>()).add(pair.group(2));
+      }
+    }
+    return markers;
+  }
+
+  /** The first value of a marker, if printed. */
+  Optional<String> marker(String key) {
+    List<String> values = markers().get(key);
+    return values == null || values.isEmpty() ? Optional.empty() : Optional.of(values.get(0));
+  }
+
+  /** Whether the output has this exact line. */
+  boolean printed(String line) {
+    return output.lines().anyMatch(line::equals);
+  }
+
+  /** The audit rows of one type. */
+  List<AuditRef> rows(String type) {
+    return audit.stream().filter(r -> r.type().equals(type)).toList();
+  }
+}

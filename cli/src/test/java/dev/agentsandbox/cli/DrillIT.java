@@ -1,0 +1,404 @@
+package dev.agentsandbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.github.dockerjava.api.DockerClient;
+import com.sun.net.httpserver.HttpServer;
+import dev.agentsandbox.backend.Labels;
+import dev.agentsandbox.backend.docker.DockerClients;
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The drill as an operator runs it: the packaged jar's {@code drill} against a real {@code serve}
+ * with the Docker backend, under runc and under gVisor. Every target the drill attacks is this
+ * test's own: an "outside" server and a "metadata" server on addresses this test puts on a
+ * port-less bridge of this host (198.18.0.0/15, the benchmarking range, and 169.254.169.254), and a
+ * "host" server on this host's first address. Each counts the requests it gets: a drill that says
+ * every layer held while a target was reached would be caught here. Then {@code drill verify}
+ * checks the transcript against the audit log, and fails once a cited row's hash is changed.
+ */
+class DrillIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String OUTSIDE_ADDRESS = "198.18.83.1";
+  private static final String METADATA_ADDRESS = "169.254.169.254";
+  private static final String LINK = "asb-drill0";
+  private static final Duration DRILL_LIMIT = Duration.ofMinutes(4);
+
+  private static Path dir;
+  private static HttpServer outside;
+  private static HttpServer metadata;
+  private static HttpServer host;
+  private static String hostTarget;
+  private static final AtomicInteger requests = new AtomicInteger();
+
+  @BeforeAll
+  static void targets() throws Exception {
+    assertThat(CliProcess.JAR).as("the packaged CLI jar (failsafe runs after package)").exists();
+    dir = Files.createTempDirectory("asb-drill-it");
+    run("ip", "link", "del", LINK);
+    if (run("ip", "link", "add", LINK, "type", "dummy") != 0) {
+      check(run("ip", "link", "add", LINK, "type", "bridge"), "ip link add " + LINK);
+    }
+    check(run("ip", "addr", "add", OUTSIDE_ADDRESS + "/32", "dev", LINK), "ip addr add outside");
+    check(run("ip", "addr", "add", METADATA_ADDRESS + "/32", "dev", LINK), "ip addr add metadata");
+    check(run("ip", "link", "set", LINK, "up"), "ip link set up");
+    outside = serve(OUTSIDE_ADDRESS, "outside reached");
+    metadata = serve(METADATA_ADDRESS, "metadata-secret");
+    String address = firstHostAddress();
+    host = serve(address, "host service reached");
+    hostTarget = address + ":" + host.getAddress().getPort();
+  }
+
+  @AfterAll
+  static void removeTargets() throws Exception {
+    for (HttpServer server : new HttpServer[] {outside, metadata, host}) {
+      if (server != null) {
+        server.stop(0);
+      }
+    }
+    run("ip", "link", "del", LINK);
+  }
+
+  /** One control plane and the drill against it. */
+  private static final class Side implements AutoCloseable {
+    final String runtime;
+    final Path data;
+    final Process serve;
+    final String base;
+    final Path token;
+    final Map<String, String> env;
+    final Path out;
+    CliProcess drill;
+    Instant started;
+
+    Side(String runtime) throws Exception {
+      this.runtime = runtime;
+      this.data = Files.createDirectories(dir.resolve(runtime));
+      this.serve = serve(data, runtime);
+      this.base = CliProcess.awaitListening(serve);
+      this.token = data.resolve("admin-token");
+      this.env =
+          Map.of("AGENT_SANDBOX_CONFIG", data.resolve("cli.yaml").toString(), "NO_COLOR", "1");
+      this.out = data.resolve("evidence");
+      configure(env, base, token, data);
+    }
+
+    void startDrill() throws IOException {
+      started = Instant.now();
+      drill =
+          CliProcess.start(
+              env,
+              "drill",
+              "--url",
+              base,
+              "--token-file",
+              token.toString(),
+              "--agent",
+              "drill",
+              "--backend",
+              "docker",
+              "--out",
+              out.toString(),
+              "--outside",
+              OUTSIDE_ADDRESS + ":" + outside.getAddress().getPort(),
+              "--metadata",
+              METADATA_ADDRESS + ":" + metadata.getAddress().getPort(),
+              "--host-target",
+              hostTarget,
+              // A name only this test uses: Docker's resolver answers nothing else either, and no
+              // lookup may leave this host.
+              "--dns-name",
+              "drill-it.agent-sandbox.invalid",
+              "--secret-path",
+              data.toAbsolutePath().toString());
+    }
+
+    CliProcess cli(String... args) throws Exception {
+      List<String> all = new ArrayList<>(List.of(args));
+      all.addAll(List.of("--url", base, "--token-file", token.toString()));
+      return CliProcess.run(env, "", Duration.ofSeconds(60), all.toArray(String[]::new));
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      if (drill != null) {
+        drill.close();
+      }
+      serve.destroy();
+      if (!serve.waitFor(60, TimeUnit.SECONDS)) {
+        serve.destroyForcibly();
+      }
+    }
+  }
+
+  /**
+   * Both drills run at once, each against its own control plane (one with runc, one with runsc on
+   * the same daemon): a drill mostly waits (for connections to fail, for the deadline), so side by
+   * side they take about as long as one.
+   */
+  @Test
+  void underRuncAndGvisorEveryLayerHoldsTheTranscriptVerifiesAndATamperedOneDoesNot()
+      throws Exception {
+    try (Side runc = new Side("runc");
+        Side runsc = new Side("runsc")) {
+      // An agent whose allow-list names the host the drill calls unlisted is refused up front.
+      CliProcess refused =
+          runc.cli("drill", "--agent", "open", "--out", runc.data.resolve("refused").toString());
+      assertThat(refused.await(Duration.ofSeconds(1))).as(refused.toString()).isEqualTo(1);
+      assertThat(refused.errText()).contains("so the unlisted-host step would prove nothing");
+      assertThat(runc.data.resolve("refused")).doesNotExist();
+
+      runc.startDrill();
+      runsc.startDrill();
+      for (Side side : List.of(runc, runsc)) {
+        int exit = side.drill.await(DRILL_LIMIT);
+        System.out.printf(
+            "DrillIT %s: drill took %d s%n",
+            side.runtime, Duration.between(side.started, Instant.now()).toSeconds());
+        assertThat(exit).as(side.runtime + ": " + side.drill).isZero();
+        assertThat(side.drill.outText()).contains("every layer held");
+      }
+      assertThat(requests.get()).as("requests that reached a target of the drill").isZero();
+      for (Side side : List.of(runc, runsc)) {
+        checkEvidence(side);
+      }
+    }
+  }
+
+  private static void checkEvidence(Side side) throws Exception {
+    JsonNode transcript = JSON.readTree(side.out.resolve("drill.json").toFile());
+    assertThat(transcript.path("verdict").asText()).isEqualTo("held");
+    assertThat(transcript.path("versions").path("backend").asText()).isEqualTo("docker");
+    assertThat(transcript.path("versions").path("runtime").asText()).isEqualTo(side.runtime);
+    assertThat(transcript.path("configuration").path("version").asLong()).isPositive();
+    List<String> names = new ArrayList<>();
+    List<String> runIds = new ArrayList<>();
+    for (JsonNode step : transcript.path("steps")) {
+      names.add(step.path("name").asText());
+      assertThat(step.path("verdict").asText()).as(step.toString()).isEqualTo("held");
+      assertThat(step.path("checks")).isNotEmpty();
+      assertThat(step.path("audit_row_ids")).as(step.path("name").asText()).isNotEmpty();
+      if (step.path("observation").path("run_id").isTextual()) {
+        runIds.add(step.path("observation").path("run_id").asText());
+      }
+    }
+    assertThat(names)
+        .containsExactly(
+            "unlisted-host-through-proxy",
+            "direct-connect-without-proxy",
+            "proxy-variables-overridden",
+            "proxy-variables-through-api",
+            "metadata-address",
+            "host-and-gateway",
+            "dns",
+            "secrets",
+            "privilege-escalation",
+            "fork-bomb",
+            "memory-exhaustion",
+            "run-forever");
+    assertThat(runIds).hasSize(11);
+    assertThat(step(transcript, "run-forever").path("observation").path("status").asText())
+        .isEqualTo("deadline");
+    assertThat(transcript.path("audit_chain").path("head_hash").asText()).hasSize(64);
+    assertThat(Files.readString(side.out.resolve("drill.md")))
+        .contains("**Verdict: every layer held**")
+        .contains("### fork-bomb: held");
+    assertNothingLeft(runIds);
+
+    CliProcess verified = side.cli("drill", "verify", side.out.resolve("drill.json").toString());
+    assertThat(verified.await(Duration.ofSeconds(1))).as(verified.toString()).isZero();
+    assertThat(verified.outText()).startsWith("ok: drill ");
+
+    // One cited row's hash changed: verify must fail and name the row.
+    ObjectNode tampered = (ObjectNode) JSON.readTree(side.out.resolve("drill.json").toFile());
+    ObjectNode row =
+        (ObjectNode) step(tampered, "run-forever").path("observation").path("audit").get(0);
+    long rowId = row.path("id").asLong();
+    row.put("hash", "0".repeat(64));
+    Path forged = side.out.resolve("tampered.json");
+    JSON.writeValue(forged.toFile(), tampered);
+    CliProcess caught = side.cli("drill", "verify", forged.toString());
+    assertThat(caught.await(Duration.ofSeconds(1))).as(caught.toString()).isEqualTo(1);
+    assertThat(caught.errText()).contains("audit row " + rowId + ": hash differs");
+  }
+
+  private static JsonNode step(JsonNode transcript, String name) {
+    for (JsonNode step : transcript.path("steps")) {
+      if (step.path("name").asText().equals(name)) {
+        return step;
+      }
+    }
+    return fail("no step " + name);
+  }
+
+  private static void configure(Map<String, String> env, String base, Path token, Path data)
+      throws Exception {
+    CliProcess login =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "login",
+            "--url",
+            base,
+            "--token-file",
+            token.toString(),
+            "--name",
+            "it");
+    assertThat(login.await(Duration.ofSeconds(1))).as(login.toString()).isZero();
+    Path config = data.resolve("sandbox.yaml");
+    // ttl 60: the run-forever step waits for it; the other steps must end well before it on a
+    // busy 2-core machine (a memory hog under gVisor needs seconds to reach the cap).
+    Files.writeString(
+        config,
+        """
+        enabled: true
+        backend: docker
+        agents:
+          drill:
+            allow: []
+            image: agent-sandbox/workload:dev
+            ttl_seconds: 60
+            resources: {cpus: 1, memory_mb: 128, pids: 256}
+          open:
+            allow: [unlisted.drill.agent-sandbox.example]
+            image: agent-sandbox/workload:dev
+            ttl_seconds: 60
+        version: 0
+        """);
+    CliProcess apply =
+        CliProcess.run(
+            env,
+            "",
+            Duration.ofSeconds(60),
+            "config",
+            "apply",
+            "-f",
+            config.toString(),
+            "--reason",
+            "DrillIT");
+    assertThat(apply.await(Duration.ofSeconds(1))).as(apply.toString()).isZero();
+  }
+
+  private static void assertNothingLeft(List<String> runIds) {
+    DockerClient docker = DockerClients.fromEnvironment();
+    for (String runId : runIds) {
+      assertThat(
+              docker
+                  .listContainersCmd()
+                  .withShowAll(true)
+                  .withLabelFilter(Map.of(Labels.RUN_ID, runId))
+                  .exec())
+          .as("containers left by run " + runId)
+          .isEmpty();
+      assertThat(
+              docker
+                  .listNetworksCmd()
+                  .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
+                  .exec())
+          .as("networks left by run " + runId)
+          .isEmpty();
+      assertThat(
+              docker
+                  .listVolumesCmd()
+                  .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
+                  .exec()
+                  .getVolumes())
+          .as("volumes left by run " + runId)
+          .isNullOrEmpty();
+    }
+  }
+
+  private static Process serve(Path data, String runtime) throws IOException {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    return new ProcessBuilder(
+            java,
+            "--enable-native-access=ALL-UNNAMED",
+            "-jar",
+            CliProcess.JAR.toString(),
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            "jdbc:sqlite:" + data.resolve("store.db"),
+            "--data-dir",
+            data.toString(),
+            "--microvm-accel",
+            "off",
+            // A runtime name the daemon lacks means runc.
+            "--docker-gvisor-runtime",
+            runtime.equals("runsc") ? "runsc" : "none-drill-it",
+            "--instance-id",
+            "drill-it-" + runtime + "-" + ProcessHandle.current().pid())
+        .redirectErrorStream(true)
+        .start();
+  }
+
+  private static HttpServer serve(String address, String body) throws IOException {
+    HttpServer server =
+        HttpServer.create(new InetSocketAddress(InetAddress.getByName(address), 0), 16);
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    server.createContext(
+        "/",
+        exchange -> {
+          requests.incrementAndGet();
+          exchange.sendResponseHeaders(200, bytes.length);
+          exchange.getResponseBody().write(bytes);
+          exchange.close();
+        });
+    server.start();
+    return server;
+  }
+
+  private static String firstHostAddress() throws IOException {
+    for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+      if (nic.isLoopback() || !nic.isUp() || nic.getName().equals(LINK)) {
+        continue;
+      }
+      for (InetAddress address : Collections.list(nic.getInetAddresses())) {
+        if (address instanceof Inet4Address) {
+          return address.getHostAddress();
+        }
+      }
+    }
+    return fail("this host has no IPv4 address but loopback");
+  }
+
+  private static int run(String... command) throws IOException, InterruptedException {
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    process.getInputStream().readAllBytes();
+    if (!process.waitFor(30, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      return -1;
+    }
+    return process.exitValue();
+  }
+
+  private static void check(int status, String what) throws IOException {
+    if (status != 0) {
+      throw new IOException(what + " failed with status " + status + " (the ITs run as root)");
+    }
+  }
+}

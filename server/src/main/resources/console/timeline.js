@@ -1,0 +1,112 @@
+// A run's timeline, from GET .../runs/{id}/timeline: who launched it, what ran, what its proxy
+// allowed and denied, how it ended, every audit row of the run in order with its id, and whether
+// the audit chain verifies up to the newest of them.
+import { BASE, api, problem } from "./api.js";
+import { badge, h, replace, table, time } from "./dom.js";
+
+/** Loads the timeline of {@code runId} into {@code el}; resolves to the timeline, or null. */
+export async function showTimeline(el, runId, signal) {
+  let timeline;
+  try {
+    timeline = await api("GET", BASE + "/runs/" + runId + "/timeline", { signal });
+  } catch (e) {
+    if (e.name !== "AbortError") replace(el, problem(e));
+    return null;
+  }
+  replace(el, chainStatement(timeline.chain), facts(timeline), events(timeline.events));
+  return timeline;
+}
+
+function chainStatement(chain) {
+  if (chain.verified) {
+    return h(
+      "div",
+      { class: "alert alert-ok", id: "timeline-chain", "data-chain": "ok" },
+      h("strong", {}, "Chain verified "),
+      "up to row " + chain.up_to_id + " (" + chain.rows_checked + " rows checked, hash ",
+      h("code", { title: chain.up_to_hash }, String(chain.up_to_hash).slice(0, 16) + "…"),
+      "): no row of this run, nor any before it, was edited, deleted or reordered.",
+    );
+  }
+  if (chain.up_to_id === undefined) {
+    return h("div", { class: "alert alert-warn", id: "timeline-chain", "data-chain": "none" }, "Nothing to verify: " + (chain.note || "the run has no audit rows") + ".");
+  }
+  return h(
+    "div",
+    { class: "alert alert-error", role: "alert", id: "timeline-chain", "data-chain": "broken" },
+    h("strong", {}, "The chain does not verify "),
+    "up to row " + chain.up_to_id + ": " + chain.problems.length + " problems.",
+    h("ul", {}, chain.problems.slice(0, 50).map((p) => h("li", {}, p))),
+  );
+}
+
+function facts(t) {
+  const who = t.launched_by || {};
+  const what = t.what_ran || {};
+  const end = t.end || {};
+  const labels = Object.entries(t.labels || {}).flatMap(([k, v], i) => [i > 0 ? " " : null, h("code", { class: "label" }, k + "=" + v)]);
+  const row = (stamp) => (stamp && stamp.audit_id !== undefined ? " (row " + stamp.audit_id + ")" : "");
+  const credentials = (what.credentials || []).map((c) => c.name + " (" + c.source + (c.expires_at ? ", until " + time(c.expires_at) : "") + ")");
+  const ending = [end.status ? badge(end.status) : "—", end.end_reason ? " " + end.end_reason : "", end.exit_status !== undefined && end.exit_status !== null ? ", exit " + end.exit_status : "", end.ended_at ? " at " + time(end.ended_at) : ""];
+  const list = [
+    ["Launched by", who.token ? [h("strong", {}, who.token), " at " + time(who.at) + row(who)] : "— (no launch row)"],
+    ["Labels", labels.length > 0 ? labels : "none"],
+    ["Ran", what.command ? [h("code", {}, what.command.join(" ")), " in ", h("code", {}, what.image || "?")] : "—"],
+    ["Where", what.backend ? what.backend + " · " + what.runtime + " · " + what.isolation : "—"],
+    ["Allow-list", (what.effective_allow || []).join(", ") || "nothing"],
+    ["Credentials", credentials.join(", ") || "none"],
+    ["Egress", (t.egress.allowed || []).length + " hosts allowed, " + (t.egress.denied || []).length + " denials"],
+    ["Ended", ending],
+  ];
+  if (end.killed_by) list.push(["Killed by", end.killed_by.token + " at " + time(end.killed_by.time) + row(end.killed_by)]);
+  if (end.timeout) list.push(["Timed out", time(end.timeout.time) + row(end.timeout)]);
+  if (end.failure) list.push(["Failed", time(end.failure.time) + row(end.failure)]);
+  if (end.artifacts) list.push(["Outputs", artifactsSummary(end.artifacts.detail) + row(end.artifacts)]);
+  if (end.teardown) list.push(["Torn down", time(end.teardown.time) + row(end.teardown) + (end.teardown.detail.removed === false ? ", not everything removed" : "")]);
+  return h("dl", { class: "meta", id: "timeline-facts" }, list.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+}
+
+/** One line for an agent_sandbox.artifacts row's data. */
+export function artifactsSummary(detail) {
+  if (!detail) return "—";
+  if (detail.collected === false) return "not collected: " + (detail.reason || "no reason given");
+  const kept = (detail.files || []).length;
+  const dropped = detail.dropped_count || (detail.dropped || []).length || 0;
+  return kept + " kept (" + (detail.bytes || 0) + " bytes), " + dropped + " dropped";
+}
+
+function events(list) {
+  const rows = list.map((e) =>
+    h(
+      "tr",
+      { "data-type": e.type, "data-id": String(e.id) },
+      h("td", {}, String(e.id)),
+      h("td", {}, time(e.time)),
+      h("td", {}, h("code", {}, e.type)),
+      h("td", {}, e.actor || "—"),
+      h("td", {}, h("details", {}, h("summary", {}, eventSummary(e)), h("pre", { class: "mono small" }, JSON.stringify(e.data, null, 2)))),
+    ),
+  );
+  return h("div", { id: "timeline-events" }, table("Every audit row of the run, oldest first", ["Row", "Time (UTC)", "Type", "Actor", "What"], rows, "The run has no audit rows."));
+}
+
+function eventSummary(e) {
+  const d = e.data || {};
+  switch (e.type) {
+    case "agent_sandbox.launch":
+      return "launched " + (d.command ? d.command.join(" ") : "") + " on " + (d.backend || "?");
+    case "agent_sandbox.egress.allow":
+    case "agent_sandbox.egress.deny":
+      return (e.type.endsWith("deny") ? "denied " : "allowed ") + (d.host || "?") + ":" + (d.port || "?") + (d.reason ? " — " + d.reason : "");
+    case "agent_sandbox.kill":
+      return "kill asked by " + (e.actor || "?");
+    case "agent_sandbox.artifacts":
+      return "outputs " + artifactsSummary(d);
+    case "agent_sandbox.teardown":
+      return "torn down: " + (d.end || d.status || "") + (d.exit_status !== undefined && d.exit_status !== null ? ", exit " + d.exit_status : "");
+    case "agent_sandbox.credentials.issue":
+      return "credentials issued: " + (d.credentials || []).map((c) => c.name).join(", ");
+    default:
+      return Object.keys(d).filter((k) => k !== "labels").slice(0, 6).join(", ");
+  }
+}
