@@ -99,13 +99,16 @@ class WarmDockerSandboxIT {
     WarmDockerSandbox warm =
         backend.prepare(template, Instant.now().plus(Duration.ofMinutes(5)), runtime);
     try {
-      // Prepared: the proxy and the idle workload run, and nothing of a run is there yet.
+      // Prepared: the proxy and the idle workload run, and nothing of a run is there yet; the
+      // proxy holds the prepared policy (none here) and refuses what it does not allow, so that
+      // anything in the idle container reaches nothing before its run.
       DockerItSupport.ExecResult idle =
           DockerItSupport.exec(
               client,
               warm.base().workloadContainerId(),
-              "ls /run/agent-sandbox/credentials | wc -l; echo \"task=$TASK\"");
-      assertThat(idle.output()).contains("0").contains("task=\n");
+              "ls /run/agent-sandbox/credentials | wc -l; echo \"task=$TASK\";"
+                  + " curl -sS -m 20 -o /dev/null -w 'denied=%{http_code}' http://denied.test/");
+      assertThat(idle.output()).contains("0").contains("task=\n").contains("denied=403");
 
       // The run contract, as a cold run gets it: credentials as 0400 files of the workload's uid
       // (and, when asked, in the environment), the run id in the environment, /workspace/out
