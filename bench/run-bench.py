@@ -7,6 +7,9 @@ For each runtime it measures, over N runs each (after one warm-up):
     byte of the workload's output;
   - whole run: from the request to the answer with the result (network, proxy, workload and
     teardown included), or until `docker run --rm` exits (container removed).
+With a 7th argument N > 0 the agent has a warm pool (`warm: N`): each sandboxed run first waits,
+untimed, for a warm sandbox to be ready and must then take it (the metrics' handed_over count).
+Prints medians, the first output's p99 and the 1-minute load average when it ended.
 Only loopback and the local Docker daemon are used. Every loop is bounded.
 """
 import json
@@ -118,6 +121,31 @@ class VmmRss:
         self._thread.join(5)
 
 
+def warm_ready(url, agent, timeout=300):
+    """Waits until the agent's warm pool has a sandbox ready; returns how many were handed over."""
+    deadline = time.monotonic() + timeout
+    ready = 'agent_sandbox_warm_sandboxes{agent="%s",state="ready"} ' % agent
+    while time.monotonic() < deadline:
+        text = urllib.request.urlopen(url + "/metrics", timeout=30).read().decode()
+        handed = 0.0
+        have = 0.0
+        for line in text.splitlines():
+            if line.startswith(ready):
+                have = float(line.split()[-1])
+            if line.startswith('agent_sandbox_warm_sandboxes_ended_total{outcome="handed_over"}'):
+                handed = float(line.split()[-1])
+        if have >= 1:
+            return handed
+        time.sleep(0.1)
+    raise RuntimeError("no warm sandbox was ready within %d s" % timeout)
+
+
+def percentile_ms(samples, q):
+    ordered = sorted(samples)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return round(ordered[index] * 1000)
+
+
 def median_ms(samples):
     return round(statistics.median(samples) * 1000)
 
@@ -126,8 +154,20 @@ def main():
     url, token, agent, runtime, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
     # The bare `docker run` to compare with: the same runtime, or (for a microVM) runc.
     bare = sys.argv[6] if len(sys.argv) > 6 else runtime
+    # With a warm pool, each sandboxed run waits (untimed) until a warm sandbox is ready, and must
+    # have taken it: the timings are then those of a hand-over, not of a preparation.
+    warm = len(sys.argv) > 7 and int(sys.argv[7]) > 0
+    label = runtime + ("-warm" if warm else "")
+
+    def sandboxed(measure):
+        before = warm_ready(url, agent) if warm else None
+        value = measure()
+        if warm and warm_ready(url, agent) < before + 1:
+            raise RuntimeError("a sandboxed run did not take the warm sandbox")
+        return value
+
     # One warm-up of each, not counted: image layers, the cached root disk, the JVM's first requests.
-    sandboxed_whole(url, token, agent)
+    sandboxed(lambda: sandboxed_whole(url, token, agent))
     bare_whole(bare)
     rows = {"sandboxed_first": [], "sandboxed_whole": [], "bare_first": [], "bare_whole": []}
     used = None
@@ -135,13 +175,17 @@ def main():
         for _ in range(runs):
             rows["bare_first"].append(bare_first_output(bare))
             rows["bare_whole"].append(bare_whole(bare))
-            rows["sandboxed_first"].append(sandboxed_first_output(url, token, agent))
-            elapsed, used = sandboxed_whole(url, token, agent)
+            rows["sandboxed_first"].append(
+                sandboxed(lambda: sandboxed_first_output(url, token, agent)))
+            elapsed, used = sandboxed(lambda: sandboxed_whole(url, token, agent))
             rows["sandboxed_whole"].append(elapsed)
     if used != runtime:
         raise RuntimeError("the sandbox ran under %s, not %s" % (used, runtime))
     out = {k: median_ms(v) for k, v in rows.items()}
-    out["runtime"] = runtime
+    out["sandboxed_first_p99"] = percentile_ms(rows["sandboxed_first"], 0.99)
+    out["bare_first_p99"] = percentile_ms(rows["bare_first"], 0.99)
+    out["load_average"] = os.getloadavg()[0]
+    out["runtime"] = label
     out["bare_runtime"] = bare
     out["runs"] = runs
     if rss.samples_kb:

@@ -3,7 +3,8 @@
 # the daemon has it) runsc, and the microVM backend (software emulation here, `qemu-tcg`, beside
 # bare runc; its column adds the VMM's resident memory): median launch-to-first-output and
 # whole-run time over N runs.
-#   bench/run-bench.sh [RUNS [COLUMN...]]   (RUNS default 10; COLUMNs among runc runsc qemu-tcg,
+#   bench/run-bench.sh [RUNS [COLUMN...]]   (RUNS default 10; COLUMNs among runc runsc runsc-warm
+#                                     (runsc with a warm pool of 1) qemu-tcg,
 #                                     default all; needs a Docker daemon and images/build.sh's
 #                                     images; the microVM column needs install-host.sh's guest kernel)
 # Prints one JSON line per runtime; the numbers go to docs/benchmarks.md by hand.
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 asb_find_jdk runtime
 RUNS=${1:-10}
 shift $(( $# > 0 ? 1 : 0 ))
-COLUMNS=" ${*:-runc runsc qemu-tcg} "
+COLUMNS=" ${*:-runc runsc runsc-warm qemu-tcg} "
 wanted() { [[ "$COLUMNS" == *" $1 "* ]]; }
 JAR=cli/target/agent-sandbox.jar
 [ -f "$JAR" ] || { asb_find_jdk jdk; ./mvnw -B -q -pl cli -am package -DskipTests; }
@@ -35,7 +36,8 @@ trap 'stop_serve; rm -rf "$WORK"' EXIT
 # for gVisor under GVISOR_NAME (a name the daemon lacks means runc) and whose microVM backend uses
 # ACCEL (default off), one agent on BACKEND (default docker), then the driver.
 bench() {
-  local runtime=$1 gvisor=$2 backend=${3:-docker} accel=${4:-off} bare=${5:-$1} dir="$WORK/$1" url=
+  local runtime=$1 gvisor=$2 backend=${3:-docker} accel=${4:-off} bare=${5:-$1} warm=${6:-0}
+  local dir="$WORK/$1-$warm" url=
   mkdir -p "$dir"
   "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$JAR" serve --listen 127.0.0.1:0 \
     --db "jdbc:sqlite:$dir/store.db" --data-dir "$dir" --instance-id "bench-$runtime-$$" \
@@ -52,13 +54,21 @@ bench() {
   token=$(cat "$dir/admin-token")
   curl -sSf -X PUT "$url/api/admin/platform/agent-sandbox" -H "Authorization: Bearer $token" \
     -H 'Content-Type: application/json' \
-    -d '{"enabled": true, "backend": "'"$backend"'", "reason": "bench", "agents": {"bench": {"allow": [], "image": "agent-sandbox/workload:dev", "ttl_seconds": 300}}}' >/dev/null
-  python3 bench/run-bench.py "$url" "$token" bench "$runtime" "$RUNS" "$bare"
+    -d '{"enabled": true, "backend": "'"$backend"'", "reason": "bench", "agents": {"bench": {"allow": [], "image": "agent-sandbox/workload:dev", "ttl_seconds": 300, "warm": '"$warm"'}}}' >/dev/null
+  python3 bench/run-bench.py "$url" "$token" bench "$runtime" "$RUNS" "$bare" "$warm"
   stop_serve
 }
 
 if wanted runc; then
   bench runc no-such-runtime
+fi
+# The warm pool (warm: 1): a run hands its command to a prepared sandbox.
+if ! wanted runsc-warm; then
+  :
+elif docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+  bench runsc runsc docker off runsc 1
+else
+  echo '{"runtime": "runsc-warm", "skipped": "the daemon has no runsc runtime"}'
 fi
 if ! wanted runsc; then
   :

@@ -51,6 +51,27 @@ public interface SandboxBackend {
    */
   Sandbox launch(RunSpec spec, SandboxListener listener);
 
+  /** Whether {@link #prepare} is implemented: this backend keeps warm sandboxes. */
+  default boolean prepares() {
+    return false;
+  }
+
+  /**
+   * Prepares a sandbox for a run that does not exist yet: the fence, the proxy enforcing {@code
+   * spec}'s egress policy, and the workload started and idle, so that {@link
+   * PreparedSandbox#handOver} only starts the command. {@code spec}'s command, environment,
+   * credentials and run labels are not used (they come at hand-over); its run id, expiry and labels
+   * go on everything created, so the reaper finds a prepared sandbox like any other.
+   *
+   * @param idleUntil when the sandbox is discarded if no run took it; the backend bounds the idle
+   *     workload's life by it plus the run's ttl
+   * @throws UnableToLaunchSandboxException when it could not be prepared; nothing is left
+   * @throws UnsupportedOperationException when {@link #prepares()} is false
+   */
+  default PreparedSandbox prepare(RunSpec spec, Instant idleUntil) {
+    throw new UnsupportedOperationException("the " + name() + " backend keeps no warm sandboxes");
+  }
+
   /**
    * Removes the resources of runs that are over: whose expiry label has passed at {@code now}, or
    * whose run id {@code isLive} rejects (the run ended or the control plane that owned it died).

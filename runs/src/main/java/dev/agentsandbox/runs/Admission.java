@@ -4,6 +4,7 @@ import dev.agentsandbox.backend.BackendSelector.Selection;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.policy.config.AgentSettings;
 import java.util.Objects;
+import java.util.Optional;
 
 /** What admission decided about one run request: refused, or admitted with everything to launch. */
 sealed interface Admission {
@@ -14,14 +15,27 @@ sealed interface Admission {
    * @param selection the backend chosen, once, and what its probe found
    * @param slot the run slot this run holds until it retires
    * @param agent the agent's settings the run was admitted under (credentials, output caps)
+   * @param warm the warm sandbox the run takes over, already out of the pool and the run's alone;
+   *     {@code slot} is its slot
    */
-  record Admitted(RunSpec spec, Selection selection, RunSlots.Slot slot, AgentSettings agent)
+  record Admitted(
+      RunSpec spec,
+      Selection selection,
+      RunSlots.Slot slot,
+      AgentSettings agent,
+      Optional<WarmPool.Warm> warm)
       implements Admission {
     public Admitted {
       Objects.requireNonNull(agent, "agent");
       Objects.requireNonNull(spec, "spec");
       Objects.requireNonNull(selection, "selection");
       Objects.requireNonNull(slot, "slot");
+      Objects.requireNonNull(warm, "warm");
+    }
+
+    /** A run that gets a sandbox of its own. */
+    Admitted(RunSpec spec, Selection selection, RunSlots.Slot slot, AgentSettings agent) {
+      this(spec, selection, slot, agent, Optional.empty());
     }
   }
 

@@ -1,11 +1,13 @@
 package dev.agentsandbox.runs;
 
+import dev.agentsandbox.backend.PreparedSandbox;
 import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.store.RunRecord;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
 
@@ -24,6 +26,10 @@ final class LiveRun {
   final CompletableFuture<RunRecord> done = new CompletableFuture<>();
   final RunSlots.Slot slot;
   final dev.agentsandbox.policy.config.OutputLimits outputs;
+
+  /** The warm sandbox the run takes over instead of launching one, if it got one. */
+  final Optional<PreparedSandbox> prepared;
+
   private RunRecord record;
   private Sandbox sandbox;
   private boolean killRequested;
@@ -38,7 +44,8 @@ final class LiveRun {
       EgressRecorder egress,
       RunRecord record,
       RunSlots.Slot slot,
-      dev.agentsandbox.policy.config.OutputLimits outputs) {
+      dev.agentsandbox.policy.config.OutputLimits outputs,
+      Optional<PreparedSandbox> prepared) {
     this.spec = spec;
     this.actor = actor;
     this.backend = backend;
@@ -48,6 +55,7 @@ final class LiveRun {
     this.record = record;
     this.slot = slot;
     this.outputs = outputs;
+    this.prepared = prepared;
   }
 
   String runId() {

@@ -16,6 +16,7 @@ import dev.agentsandbox.policy.run.EnvScreen;
 import dev.agentsandbox.policy.run.RunLabels;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -55,8 +56,12 @@ final class RunAdmission {
 
   record Planned(RunSpec spec, Selection selection, boolean enabled, boolean configured) {}
 
-  /** Every check a launch must pass; a slot is taken only when the run is admitted. */
-  Admission admit(RunRequest request, RunSlots slots) {
+  /**
+   * Every check a launch must pass; a slot is taken only when the run is admitted. A run whose
+   * agent has a warm sandbox prepared exactly as this run would be gets that sandbox (and its slot)
+   * instead of a new one.
+   */
+  Admission admit(RunRequest request, RunSlots slots, WarmPool pool) {
     SandboxConfig config = configs.sandbox();
     String running = "running agent " + request.agent() + ": ";
     Optional<RunRefusedException> invalid = invalid(request);
@@ -86,6 +91,14 @@ final class RunAdmission {
           Refusal.CREDENTIALS_UNAVAILABLE,
           running + "its credentials cannot be minted here: " + credentialProblems.get(0),
           credentialProblems);
+    }
+    // Docker labels cannot be added after creation, and a run's labels go on every object it has
+    // (docs/runs.md): a labelled run gets a sandbox of its own.
+    if (request.labels().isEmpty() && pool.hasReady(request.agent())) {
+      Optional<Admission> warm = warm(request, agent, config, pool);
+      if (warm.isPresent()) {
+        return warm.get();
+      }
     }
     Optional<RunSlots.Slot> slot = slots.tryTake();
     if (slot.isEmpty()) {
@@ -134,6 +147,47 @@ final class RunAdmission {
     }
     return new Admission.Admitted(
         spec(RunIds.next(), request, agent, config), selection, slot.get(), agent);
+  }
+
+  /**
+   * The run in a warm sandbox, when one of its agent was prepared with exactly the image, policy,
+   * resources, ttl and backend this run gets under the configuration read for this decision; empty
+   * (a sandbox of its own, after every usual check) otherwise.
+   */
+  private Optional<Admission> warm(
+      RunRequest request, AgentSettings agent, SandboxConfig config, WarmPool pool) {
+    Selection selection;
+    try {
+      selection = selector.select(config.backend().wireName(), config.requireRuntimeClass());
+    } catch (NoUsableBackendException e) {
+      return Optional.empty();
+    }
+    if (!agent.credentials().isEmpty() && !selection.backend().deliversCredentials()) {
+      return Optional.empty();
+    }
+    RunSpec wanted = spec(RunIds.next(), request, agent, config);
+    Optional<WarmPool.Warm> warm = pool.take(WarmPool.Key.of(wanted, selection.backend().name()));
+    if (warm.isEmpty()) {
+      return Optional.empty();
+    }
+    RunSpec spec =
+        spec(warm.get().sandbox().runId(), warm.get().expiresAt(), request, agent, config);
+    return Optional.of(new Admission.Admitted(spec, selection, warm.get().slot(), agent, warm));
+  }
+
+  /**
+   * The spec a warm sandbox of {@code agentName} is prepared from: what a run of it gets under
+   * {@code config}, with a placeholder command and no environment, labels or credentials (those
+   * come at hand-over).
+   */
+  RunSpec template(
+      String runId, String agentName, AgentSettings agent, SandboxConfig config, Instant expires) {
+    return spec(
+        runId,
+        expires,
+        new RunRequest(agentName, List.of("<handed over>"), java.util.Map.of()),
+        agent,
+        config);
   }
 
   /**
@@ -198,6 +252,16 @@ final class RunAdmission {
 
   private RunSpec spec(
       String runId, RunRequest request, AgentSettings agent, SandboxConfig config) {
+    Duration ttl = Duration.ofSeconds(agent.ttlSeconds());
+    return spec(runId, clock.instant().plus(ttl).plus(REAP_GRACE), request, agent, config);
+  }
+
+  private RunSpec spec(
+      String runId,
+      Instant expiresAt,
+      RunRequest request,
+      AgentSettings agent,
+      SandboxConfig config) {
     ScopeRule rule = configs.egress().ruleFor(agent.scope());
     Duration ttl = Duration.ofSeconds(agent.ttlSeconds());
     return new RunSpec(
@@ -210,7 +274,7 @@ final class RunAdmission {
             agent.allow(), rule.allow(), List.copyOf(agent.internal().values()), operator.hosts()),
         agent.resources(),
         ttl,
-        clock.instant().plus(ttl).plus(REAP_GRACE),
+        expiresAt,
         config.requireRuntimeClass(),
         request.labels(),
         List.of());

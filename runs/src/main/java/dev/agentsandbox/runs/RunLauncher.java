@@ -74,7 +74,7 @@ final class RunLauncher {
               admitted.agent().credentials(),
               new RunIdentity(spec.runId(), spec.agent(), spec.runLabels(), deadline));
     } catch (UnableToIssueCredentialException | UnableToAccessStoreException e) {
-      admitted.slot().release();
+      abandon(admitted);
       throw refuse(
           actor,
           request,
@@ -115,7 +115,7 @@ final class RunLauncher {
                   actor,
                   spec.agent(),
                   spec.runId(),
-                  launchData(spec, admitted.selection().probe(), record, redactor)));
+                  launchData(spec, admitted, record, redactor)));
       if (!minted.isEmpty()) {
         store
             .audit()
@@ -138,7 +138,8 @@ final class RunLauncher {
                   spec.runId(), spec.agent(), actor, store.audit(), json, settings.decisionsKept()),
               record,
               admitted.slot(),
-              admitted.agent().outputs());
+              admitted.agent().outputs(),
+              admitted.warm().map(WarmPool.Warm::sandbox));
       live.add(run);
       try {
         executor.execute(() -> lifecycle.execute(run, deadline));
@@ -150,8 +151,33 @@ final class RunLauncher {
     } catch (RuntimeException e) {
       // Nothing was created; a row already written stays pending and is recovered at next start.
       minter.revoke(spec.runId());
-      admitted.slot().release();
+      abandon(admitted);
       throw e;
+    }
+  }
+
+  /**
+   * Gives back what an admitted run held when it never reaches its lifecycle: its slot, and its
+   * warm sandbox, which no other run may have (removed off the caller's thread, slot given back
+   * once it is gone).
+   */
+  private void abandon(Admission.Admitted admitted) {
+    if (admitted.warm().isEmpty()) {
+      admitted.slot().release();
+      return;
+    }
+    Runnable discard =
+        () -> {
+          try {
+            admitted.warm().get().sandbox().discard();
+          } finally {
+            admitted.slot().release();
+          }
+        };
+    try {
+      executor.execute(discard);
+    } catch (RuntimeException e) {
+      discard.run();
     }
   }
 
@@ -194,7 +220,9 @@ final class RunLauncher {
   /**
    * The {@code agent_sandbox.launch} row's data: what was launched, where, and under which caps.
    */
-  private ObjectNode launchData(RunSpec spec, Probe probe, RunRecord record, Redactor redactor) {
+  private ObjectNode launchData(
+      RunSpec spec, Admission.Admitted admitted, RunRecord record, Redactor redactor) {
+    Probe probe = admitted.selection().probe();
     ObjectNode data = json.createObjectNode();
     data.put("backend", record.backend());
     data.put("runtime", probe.runtime());
@@ -212,6 +240,9 @@ final class RunLauncher {
     resources.put("pids", spec.resources().pids());
     data.put("require_runtime_class", spec.requireRuntimeClass());
     data.put("expires_at", spec.expiresAt().toString());
+    // Which runs used a warm sandbox, and how old its policy was when the run took it.
+    data.put("warm", admitted.warm().isPresent());
+    admitted.warm().ifPresent(w -> data.put("warm_prepared_at", w.preparedAt().toString()));
     return data;
   }
 

@@ -53,7 +53,10 @@ final class RunLifecycle {
     Sandbox sandbox = null;
     String stage = "launch";
     try {
-      sandbox = run.backend.launch(run.spec, run.listener());
+      sandbox =
+          run.prepared.isPresent()
+              ? run.prepared.get().handOver(run.spec, run.listener())
+              : run.backend.launch(run.spec, run.listener());
       run.attach(sandbox);
       String runtime = sandbox.runtime();
       Instant started = clock.instant();

@@ -27,6 +27,9 @@ import java.util.concurrent.ExecutorService;
 public final class RunService {
   static final String KILL = "agent_sandbox.kill";
 
+  /** How much longer than {@code wait} shutdown waits for warm sandboxes being prepared. */
+  static final Duration WARM_PREPARATION_BOUND = Duration.ofSeconds(60);
+
   private final Store store;
   private final RunSettings settings;
   private final Clock clock;
@@ -36,6 +39,8 @@ public final class RunService {
   private final RunLauncher launcher;
   private final RunLifecycle lifecycle;
   private final LiveRuns live;
+  private final WarmPool pool;
+  private final ExecutorService executor;
 
   /** A run service whose runs get credentials and keep outputs as {@code contract} says. */
   public RunService(
@@ -55,6 +60,10 @@ public final class RunService {
     this.live = new LiveRuns(settings.finishedRunsKept());
     this.admission = new RunAdmission(configs, selector, operator, contract.credentials(), clock);
     this.slots = new RunSlots(settings.maxConcurrentRuns());
+    this.executor = executor;
+    this.pool =
+        new WarmPool(
+            configs, selector, slots, admission::template, executor, clock, settings.warmMaxIdle());
     this.lifecycle = new RunLifecycle(store, clock, json, live::retire, contract);
     this.launcher =
         new RunLauncher(store, settings, clock, executor, json, lifecycle, contract.credentials());
@@ -90,9 +99,14 @@ public final class RunService {
   }
 
   private LiveRun launch(String actor, RunRequest request) {
-    return switch (admission.admit(request, slots)) {
+    return switch (admission.admit(request, slots, pool)) {
       case Admission.Refused refused -> throw launcher.refuse(actor, request, refused.refusal());
-      case Admission.Admitted admitted -> launcher.launch(actor, request, admitted, live);
+      case Admission.Admitted admitted -> {
+        if (admitted.warm().isPresent()) {
+          executor.execute(pool::refill); // prepare its replacement
+        }
+        yield launcher.launch(actor, request, admitted, live);
+      }
     };
   }
 
@@ -161,7 +175,10 @@ public final class RunService {
         .orElse(true);
   }
 
-  /** How many runs this control plane is running now. */
+  /**
+   * How many run slots are taken now: live runs, and warm sandboxes (ready or being prepared),
+   * which count against the same limit.
+   */
   public int liveCount() {
     return slots.taken();
   }
@@ -183,9 +200,39 @@ public final class RunService {
     return lifecycle.recover(settings.instanceId(), live.liveIds());
   }
 
-  /** Asks every live run to stop and waits up to {@code wait} for them to end. */
+  /**
+   * Removes every warm sandbox (waiting for those being prepared), then asks every live run to stop
+   * and waits up to {@code wait} for them to end.
+   */
   public void shutdown(Duration wait) throws InterruptedException {
+    // A preparation in flight cannot be cut short without leaving half a sandbox: it gets the time
+    // a proxy may take to start on top.
+    pool.close(wait.plus(WARM_PREPARATION_BOUND));
     live.stopAll(wait, clock);
+  }
+
+  /**
+   * One pass of the warm pool's upkeep: drains warm sandboxes the configuration no longer matches
+   * or that idled too long, and prepares what each agent's {@code warm} asks for as far as free run
+   * slots allow. The control plane calls it periodically.
+   */
+  public void maintainWarmPool() {
+    pool.refill();
+  }
+
+  /** Per agent, warm sandboxes ready and being prepared: {@code {agent: {state: count}}}. */
+  public Map<String, Map<String, Integer>> warmSandboxes() {
+    Map<String, Map<String, Integer>> out = new java.util.TreeMap<>();
+    pool.counts()
+        .forEach(
+            (agent, counts) ->
+                out.put(agent, Map.of("ready", counts.ready(), "preparing", counts.preparing())));
+    return out;
+  }
+
+  /** How many warm sandboxes left the pool since start, by outcome (handed_over, drained, ...). */
+  public Map<String, Long> warmOutcomes() {
+    return pool.outcomes();
   }
 
   /** A plain map view of where each live run is, for metrics and health. */

@@ -1,5 +1,6 @@
 package dev.agentsandbox.runs;
 
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -12,13 +13,18 @@ import java.util.Objects;
  *     of the limit when they are refusals or first allows)
  * @param maxConcurrentRuns most runs live at once on this control plane
  * @param finishedRunsKept how many ended runs are kept in memory with full detail
+ * @param warmMaxIdle how long a warm sandbox waits for a run before it is discarded (and replaced)
  */
 public record RunSettings(
     String instanceId,
     int tailBytes,
     int decisionsKept,
     int maxConcurrentRuns,
-    int finishedRunsKept) {
+    int finishedRunsKept,
+    Duration warmMaxIdle) {
+  /** How long a warm sandbox waits for its run when nothing else is said. */
+  public static final Duration DEFAULT_WARM_MAX_IDLE = Duration.ofMinutes(10);
+
   /** The tail kept when nothing else is said. */
   public static final int DEFAULT_TAIL_BYTES = 64 * 1024;
 
@@ -30,6 +36,32 @@ public record RunSettings(
     if (decisionsKept < 0 || maxConcurrentRuns < 1 || finishedRunsKept < 0) {
       throw new IllegalArgumentException("limits must be positive");
     }
+    Objects.requireNonNull(warmMaxIdle, "warmMaxIdle");
+    if (warmMaxIdle.isNegative() || warmMaxIdle.isZero()) {
+      throw new IllegalArgumentException("warmMaxIdle must be positive");
+    }
+  }
+
+  /** Settings whose warm sandboxes idle for at most {@link #DEFAULT_WARM_MAX_IDLE}. */
+  public RunSettings(
+      String instanceId,
+      int tailBytes,
+      int decisionsKept,
+      int maxConcurrentRuns,
+      int finishedRunsKept) {
+    this(
+        instanceId,
+        tailBytes,
+        decisionsKept,
+        maxConcurrentRuns,
+        finishedRunsKept,
+        DEFAULT_WARM_MAX_IDLE);
+  }
+
+  /** The same settings with another maximum idle time for warm sandboxes. */
+  public RunSettings withWarmMaxIdle(Duration maxIdle) {
+    return new RunSettings(
+        instanceId, tailBytes, decisionsKept, maxConcurrentRuns, finishedRunsKept, maxIdle);
   }
 
   /** The defaults, for one control plane named {@code instanceId}. */

@@ -3,6 +3,7 @@ package dev.agentsandbox.runs;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Manifest;
+import dev.agentsandbox.backend.PreparedSandbox;
 import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.ReapReport;
 import dev.agentsandbox.backend.RunSpec;
@@ -26,6 +27,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 
 /**
@@ -85,7 +87,10 @@ class InMemoryBackend implements SandboxBackend {
   private final Map<String, CountDownLatch> started = new ConcurrentHashMap<>();
   private final Map<String, RunSpec> launched = new ConcurrentHashMap<>();
   private final Map<String, byte[]> outputArchives = new ConcurrentHashMap<>();
+  private final Map<String, RunSpec> prepared = new ConcurrentHashMap<>();
+  private final Map<String, Integer> handOvers = new ConcurrentHashMap<>();
   private volatile boolean available = true;
+  private volatile boolean prepareFails;
 
   InMemoryBackend(String name, Isolation isolation, Clock clock) {
     this.name = name;
@@ -195,6 +200,39 @@ class InMemoryBackend implements SandboxBackend {
     return new MemorySandbox(spec, script, listener);
   }
 
+  /** Prepares warm sandboxes: "resources" under the prepared run id, a hand-over once. */
+  @Override
+  public boolean prepares() {
+    return true;
+  }
+
+  @Override
+  public PreparedSandbox prepare(RunSpec spec, Instant idleUntil) {
+    if (prepareFails) {
+      throw new UnableToLaunchSandboxException(
+          "preparing a sandbox for agent " + spec.agent() + ": the scripted preparation failed");
+    }
+    resources.add(spec.runId());
+    expiries.put(spec.runId(), spec.expiresAt());
+    prepared.put(spec.runId(), spec);
+    return new MemoryPrepared(spec);
+  }
+
+  /** Makes every preparation fail from now on (or succeed again). */
+  void prepareFails(boolean fails) {
+    this.prepareFails = fails;
+  }
+
+  /** The spec each sandbox was prepared from, by run id. */
+  Map<String, RunSpec> prepared() {
+    return Map.copyOf(prepared);
+  }
+
+  /** How many times the prepared sandbox of {@code runId} was handed over (attempts included). */
+  int handOvers(String runId) {
+    return handOvers.getOrDefault(runId, 0);
+  }
+
   @Override
   public ReapReport reap(Instant now, Predicate<String> isLive) {
     List<String> removed = new ArrayList<>();
@@ -206,6 +244,49 @@ class InMemoryBackend implements SandboxBackend {
       }
     }
     return new ReapReport(removed, List.of());
+  }
+
+  private final class MemoryPrepared implements PreparedSandbox {
+    private final RunSpec spec;
+    private final AtomicBoolean used = new AtomicBoolean();
+
+    MemoryPrepared(RunSpec spec) {
+      this.spec = spec;
+    }
+
+    @Override
+    public String runId() {
+      return spec.runId();
+    }
+
+    @Override
+    public Sandbox handOver(RunSpec run, SandboxListener listener) {
+      handOvers.merge(spec.runId(), 1, Integer::sum);
+      if (!used.compareAndSet(false, true)) {
+        throw new IllegalStateException("warm sandbox " + spec.runId() + " was already used");
+      }
+      if (!run.runId().equals(spec.runId())
+          || !run.egress().equals(spec.egress())
+          || !run.image().equals(spec.image())) {
+        resources.remove(spec.runId());
+        throw new IllegalArgumentException("run " + run.runId() + " is not what was prepared");
+      }
+      Script script = scripts.get(run.command().get(0));
+      if (script == null || script.ending() == Ending.FAIL_LAUNCH) {
+        resources.remove(spec.runId());
+        throw new UnableToLaunchSandboxException(
+            "handing over run " + run.runId() + ": the scripted command could not start");
+      }
+      launched.put(run.runId(), run);
+      return new MemorySandbox(run, script, listener);
+    }
+
+    @Override
+    public void discard() {
+      if (used.compareAndSet(false, true)) {
+        resources.remove(spec.runId());
+      }
+    }
   }
 
   private final class MemorySandbox implements Sandbox {

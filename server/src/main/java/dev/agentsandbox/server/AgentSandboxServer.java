@@ -33,6 +33,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,12 +48,16 @@ public final class AgentSandboxServer implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(AgentSandboxServer.class);
 
+  /** How often the warm pool is drained of what no longer matches and refilled. */
+  static final Duration WARM_POOL_PERIOD = Duration.ofSeconds(1);
+
   private final HttpServer http;
   private final ExecutorService executor;
 
   private final RunService runs;
   private final ExecutorService runExecutor;
   private final AutoCloseable reaping;
+  private final ScheduledExecutorService warming;
   private final Router router;
 
   private AgentSandboxServer(
@@ -60,7 +66,9 @@ public final class AgentSandboxServer implements AutoCloseable {
       RunService runs,
       ExecutorService runExecutor,
       AutoCloseable reaping,
+      ScheduledExecutorService warming,
       Router router) {
+    this.warming = warming;
     this.http = http;
     this.router = router;
     this.executor = executor;
@@ -183,8 +191,23 @@ public final class AgentSandboxServer implements AutoCloseable {
                   reaper.reapOnce();
                   retention.ifPresent(ArtifactRetention::sweep);
                 });
+    metrics.warmPool(runs::warmSandboxes, runs::warmOutcomes);
+    ScheduledExecutorService warming =
+        Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().name("agent-sandbox-warm-pool").daemon().factory());
+    warming.scheduleWithFixedDelay(
+        () -> {
+          try {
+            runs.maintainWarmPool();
+          } catch (RuntimeException e) {
+            LOG.warn("warm pool upkeep failed: {}", e.getMessage());
+          }
+        },
+        0,
+        WARM_POOL_PERIOD.toMillis(),
+        TimeUnit.MILLISECONDS);
     http.start();
-    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping, router);
+    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping, warming, router);
   }
 
   /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
@@ -216,8 +239,10 @@ public final class AgentSandboxServer implements AutoCloseable {
     } catch (Exception e) {
       LOG.warn("stopping the reaper: {}", e.getMessage());
     }
+    warming.shutdownNow();
     try {
-      // Live runs are killed and torn down; what does not end in time is reaped at the next start.
+      // Warm sandboxes are removed; live runs are killed and torn down; what does not end in time
+      // is reaped at the next start.
       runs.shutdown(Duration.ofSeconds(20));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

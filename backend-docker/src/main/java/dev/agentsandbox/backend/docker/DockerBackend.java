@@ -4,6 +4,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.Info;
 import com.github.dockerjava.api.model.RuntimeInfo;
 import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.backend.PreparedSandbox;
 import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.ReapReport;
 import dev.agentsandbox.backend.RunSpec;
@@ -14,6 +15,7 @@ import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
@@ -111,6 +113,77 @@ public final class DockerBackend implements SandboxBackend {
 
   private Sandbox launch(RunSpec spec, SandboxListener listener, Probe probe, String runtime) {
     Objects.requireNonNull(listener, "listener");
+    refuseUnusable(spec, probe, runtime);
+    Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
+    DockerSandbox sandbox =
+        new DockerSandbox(
+            client,
+            new RunLayout(spec, config, runtime),
+            spec.runId(),
+            runtime,
+            listener,
+            Instant.now().plus(ttl));
+    sandbox.start(config.proxyReadyTimeout());
+    return sandbox;
+  }
+
+  /** Warm sandboxes: see {@link WarmDockerSandbox} and docs/backends/docker.md. */
+  @Override
+  public boolean prepares() {
+    return true;
+  }
+
+  @Override
+  public PreparedSandbox prepare(RunSpec spec, Instant idleUntil) {
+    Probe probe = probe();
+    return prepare(spec, idleUntil, probe, probe.runtime());
+  }
+
+  /** Prepares under a chosen runtime; for tests that cover each runtime the daemon has. */
+  WarmDockerSandbox prepare(RunSpec spec, Instant idleUntil, String runtime) {
+    return prepare(spec, idleUntil, probe(), runtime);
+  }
+
+  private WarmDockerSandbox prepare(RunSpec spec, Instant idleUntil, Probe probe, String runtime) {
+    refuseUnusable(spec, probe, runtime);
+    Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
+    Instant now = Instant.now();
+    Duration idle = idleUntil.isAfter(now) ? Duration.between(now, idleUntil) : Duration.ZERO;
+    // The idle process outlives the longest wait plus the longest run, and no more: a warm
+    // sandbox nobody took, or whose control plane died, stops its workload by itself.
+    long sleepSeconds = idle.plus(ttl).plusMinutes(1).toSeconds();
+    List<String> entrypoint;
+    try {
+      // The run's command goes after the image's entrypoint, as it would in a run of its own.
+      com.github.dockerjava.api.model.ContainerConfig image =
+          client.inspectImageCmd(spec.image()).exec().getConfig();
+      String[] found = image == null ? null : image.getEntrypoint();
+      entrypoint = found == null ? List.of() : List.of(found);
+    } catch (RuntimeException e) {
+      throw new UnableToLaunchSandboxException(
+          "preparing a warm sandbox for agent "
+              + spec.agent()
+              + ": reading image "
+              + spec.image()
+              + ": "
+              + DockerErrors.describe(e)
+              + " (images are not pulled: build them with images/build.sh or load them first)",
+          e);
+    }
+    HandOverListener listener = new HandOverListener();
+    DockerSandbox sandbox =
+        new DockerSandbox(
+            client,
+            RunLayout.warm(spec, config, runtime, sleepSeconds),
+            spec.runId(),
+            runtime,
+            listener,
+            idleUntil.plus(ttl));
+    sandbox.start(config.proxyReadyTimeout());
+    return new WarmDockerSandbox(client, sandbox, spec, config, runtime, entrypoint, listener);
+  }
+
+  private void refuseUnusable(RunSpec spec, Probe probe, String runtime) {
     if (!probe.available()) {
       throw new UnableToLaunchSandboxException(
           "launching the sandbox of run " + spec.runId() + " on docker: " + probe.detail());
@@ -126,17 +199,6 @@ public final class DockerBackend implements SandboxBackend {
               + probe.detail()
               + ")");
     }
-    Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
-    DockerSandbox sandbox =
-        new DockerSandbox(
-            client,
-            new RunLayout(spec, config, runtime),
-            spec.runId(),
-            runtime,
-            listener,
-            Instant.now().plus(ttl));
-    sandbox.start(config.proxyReadyTimeout());
-    return sandbox;
   }
 
   @Override

@@ -52,6 +52,7 @@ final class DockerSandbox implements Sandbox {
   private volatile String proxyId;
   private volatile WorkloadOutput agentOutput;
   private volatile ProxyOutput proxyOutput;
+  private volatile String proxyAddress;
   private volatile Path collected;
   private volatile String outputsProblem;
 
@@ -106,7 +107,7 @@ final class DockerSandbox implements Sandbox {
                 + " s; its last output: "
                 + proxyOutput.lastErrors());
       }
-      String proxyAddress = addressOn(proxyId, layout.fenceName());
+      proxyAddress = addressOn(proxyId, layout.fenceName());
       // The workload mounts the credentials read-only and Docker refuses to copy into a read-only
       // mount, so they go in through the proxy's writable mount of the same volume.
       step = "copying the run's credentials into volume " + layout.credentialsName();
@@ -134,7 +135,7 @@ final class DockerSandbox implements Sandbox {
     }
   }
 
-  private void copyInto(String containerId, String path, byte[] tar) {
+  void copyInto(String containerId, String path, byte[] tar) {
     client
         .copyArchiveToContainerCmd(containerId)
         .withRemotePath(path)
@@ -240,6 +241,11 @@ final class DockerSandbox implements Sandbox {
     return proxyId;
   }
 
+  /** The proxy's address on the private network, once it started. */
+  String proxyAddress() {
+    return proxyAddress;
+  }
+
   @Override
   public String runId() {
     return runId;
@@ -271,6 +277,24 @@ final class DockerSandbox implements Sandbox {
       killContainer(agentId);
     }
     OptionalInt status = exitStatusOnceStopped();
+    return ended(ended, status, until);
+  }
+
+  /**
+   * Stops the workload container (whatever still runs in it) and waits, bounded, until it has; for
+   * a workload whose command ran beside the container's own idle process.
+   */
+  void stopWorkload() throws InterruptedException {
+    killContainer(agentId);
+    exitStatusOnceStopped();
+  }
+
+  /**
+   * How the stopped workload ended, after its outputs are collected and the proxy's last decisions
+   * drained: {@code ended} says whether it ended before {@code until}, {@code status} is its exit
+   * status.
+   */
+  Completion ended(boolean ended, OptionalInt status, Instant until) throws InterruptedException {
     collectOutputs();
     drain();
     if (killed.get()) {

@@ -68,10 +68,28 @@ final class RunLayout {
   private final DockerBackendConfig config;
   private final String runtime;
 
+  /** A warm sandbox's idle workload sleeps this long at most; empty for a run's own sandbox. */
+  private final java.util.OptionalLong idleSeconds;
+
   RunLayout(RunSpec spec, DockerBackendConfig config, String runtime) {
+    this(spec, config, runtime, java.util.OptionalLong.empty());
+  }
+
+  private RunLayout(
+      RunSpec spec, DockerBackendConfig config, String runtime, java.util.OptionalLong idle) {
     this.spec = spec;
     this.config = config;
     this.runtime = runtime;
+    this.idleSeconds = idle;
+  }
+
+  /**
+   * The layout of a warm sandbox: the same objects, but the workload container's process is {@code
+   * sleep <idleSeconds>} (the image's {@code sleep}), idle until the run's command is started
+   * beside it; it ends by itself when the time is up, so an idle workload cannot outlive its use.
+   */
+  static RunLayout warm(RunSpec spec, DockerBackendConfig config, String runtime, long idle) {
+    return new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idle));
   }
 
   String fenceName() {
@@ -170,8 +188,10 @@ final class RunLayout {
     return new ContainerSpec(
         "asb-" + spec.runId() + "-agent",
         spec.image(),
-        List.of(),
-        spec.command(),
+        idleSeconds.isPresent()
+            ? List.of("sleep", Long.toString(idleSeconds.getAsLong()))
+            : List.of(),
+        idleSeconds.isPresent() ? List.of() : spec.command(),
         env,
         secret,
         config.workloadUser(),

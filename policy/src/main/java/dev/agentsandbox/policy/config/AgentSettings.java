@@ -17,6 +17,8 @@ import java.util.TreeMap;
  * @param credentials the credentials each run gets, by name, each minted for the run alone
  * @param outputs how much of the run's {@code /workspace/out} is kept for review
  * @param internal the internal destinations its runs may reach, by name, each with its ports
+ * @param warm how many sandboxes the control plane keeps prepared for this agent's next runs, from
+ *     0 (none, the default) to {@value #MAX_WARM}; each is used by one run and then destroyed
  */
 public record AgentSettings(
     AllowList allow,
@@ -26,7 +28,8 @@ public record AgentSettings(
     Resources resources,
     SortedMap<String, CredentialSpec> credentials,
     OutputLimits outputs,
-    SortedMap<String, InternalDestination> internal) {
+    SortedMap<String, InternalDestination> internal,
+    int warm) {
   /** The hard cap on a run's lifetime: four hours. */
   public static final int MAX_TTL_SECONDS = 4 * 60 * 60;
 
@@ -35,6 +38,9 @@ public record AgentSettings(
 
   /** The image an agent gets when its configuration names none. */
   public static final String DEFAULT_IMAGE = "agent-sandbox/workload:latest";
+
+  /** The most warm sandboxes one agent may keep prepared. */
+  public static final int MAX_WARM = 16;
 
   public AgentSettings {
     Objects.requireNonNull(allow, "allow");
@@ -59,15 +65,34 @@ public record AgentSettings(
     if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
       throw new IllegalArgumentException("ttl_seconds out of range: " + ttlSeconds);
     }
+    if (warm < 0 || warm > MAX_WARM) {
+      throw new IllegalArgumentException("warm out of range: " + warm);
+    }
   }
 
-  /** Settings without credentials, internal destinations, and with the default output caps. */
+  /** Settings without a warm pool. */
+  public AgentSettings(
+      AllowList allow,
+      String image,
+      String scope,
+      int ttlSeconds,
+      Resources resources,
+      SortedMap<String, CredentialSpec> credentials,
+      OutputLimits outputs,
+      SortedMap<String, InternalDestination> internal) {
+    this(allow, image, scope, ttlSeconds, resources, credentials, outputs, internal, 0);
+  }
+
+  /**
+   * Settings without credentials, internal destinations or a warm pool, and with the default output
+   * caps.
+   */
   public AgentSettings(
       AllowList allow, String image, String scope, int ttlSeconds, Resources resources) {
     this(allow, image, scope, ttlSeconds, resources, new TreeMap<>(), OutputLimits.DEFAULT);
   }
 
-  /** Settings without internal destinations. */
+  /** Settings without internal destinations or a warm pool. */
   public AgentSettings(
       AllowList allow,
       String image,

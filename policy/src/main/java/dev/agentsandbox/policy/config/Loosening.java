@@ -49,7 +49,12 @@ public record Loosening(String path, Kind kind, String detail) {
     /** An internal destination is reachable on a port it was not reachable on before. */
     INTERNAL_PORT_ADDED,
     /** {@code internal_widest} allows agents' internal ranges to cover more addresses. */
-    INTERNAL_WIDEST_RAISED;
+    INTERNAL_WIDEST_RAISED,
+    /**
+     * An agent keeps more sandboxes prepared ({@code warm}): more proxies and idle workloads run
+     * before anyone asked for them, each holding the agent's policy as it was when prepared.
+     */
+    WARM_RAISED;
 
     /** The name used in documents, audit rows and metric labels. */
     public String wireName() {

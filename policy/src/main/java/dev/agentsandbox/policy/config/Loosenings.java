@@ -132,6 +132,13 @@ public final class Loosenings {
               Loosening.Kind.OUTPUTS_RAISED,
               "raised from " + was.outputs().maxFiles() + " to " + is.outputs().maxFiles()));
     }
+    if (is.warm() > was.warm()) {
+      found.add(
+          new Loosening(
+              TreeReader.field(path, "warm"),
+              Loosening.Kind.WARM_RAISED,
+              "raised from " + was.warm() + " to " + is.warm()));
+    }
   }
 
   /**

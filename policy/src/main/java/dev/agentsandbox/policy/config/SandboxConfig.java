@@ -103,6 +103,7 @@ public record SandboxConfig(
     Map<String, Object> internal = new LinkedHashMap<>();
     agent.internal().forEach((name, destination) -> internal.put(name, internalTree(destination)));
     tree.put("internal", internal);
+    tree.put("warm", agent.warm());
     return tree;
   }
 

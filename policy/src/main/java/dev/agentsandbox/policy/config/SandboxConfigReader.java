@@ -22,7 +22,8 @@ final class SandboxConfigReader {
           "resources",
           "credentials",
           "outputs",
-          "internal");
+          "internal",
+          "warm");
   private static final Set<String> AGENT_READ_ONLY = Set.of("effective_allow");
   private static final Set<String> RESOURCES = orderedSet("cpus", "memory_mb", "pids");
   private static final Set<String> CREDENTIAL = orderedSet("source", "audience", "command", "env");
@@ -151,7 +152,11 @@ final class SandboxConfigReader {
     OutputLimits outputs = outputs(reader, TreeReader.field(path, "outputs"), agent.get("outputs"));
     TreeMap<String, InternalDestination> internal =
         internal(reader, TreeReader.field(path, "internal"), agent.get("internal"), widest);
-    return new AgentSettings(allow, image, scope, ttl, resources, credentials, outputs, internal);
+    int warm =
+        reader.wholeNumber(
+            TreeReader.field(path, "warm"), agent.get("warm"), 0, 0, AgentSettings.MAX_WARM);
+    return new AgentSettings(
+        allow, image, scope, ttl, resources, credentials, outputs, internal, warm);
   }
 
   private static Resources resources(TreeReader reader, String path, Map<String, Object> agent) {

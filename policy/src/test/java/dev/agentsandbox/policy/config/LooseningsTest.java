@@ -123,6 +123,21 @@ class LooseningsTest {
                 List.of("api.vendor.com", "*.cdn.example.com", "x.evilcdn.example.com")),
             List.of(Kind.ALLOW_ENTRY_ADDED)),
         Arguments.of(
+            "raising warm is a loosening: more sandboxes run before anyone asked",
+            with(BASE, "agents", Map.of("helper", Map.of("warm", 1))),
+            with(BASE, "agents", Map.of("helper", Map.of("warm", 2))),
+            List.of(Kind.WARM_RAISED)),
+        Arguments.of(
+            "a warm pool from none is a loosening",
+            with(BASE, "agents", Map.of("helper", Map.of())),
+            with(BASE, "agents", Map.of("helper", Map.of("warm", 1))),
+            List.of(Kind.WARM_RAISED)),
+        Arguments.of(
+            "lowering warm is not a loosening",
+            with(BASE, "agents", Map.of("helper", Map.of("warm", 3))),
+            with(BASE, "agents", Map.of("helper", Map.of("warm", 0))),
+            List.of()),
+        Arguments.of(
             "a TTL raised is a loosening",
             with(BASE, "agents", Map.of("helper", Map.of("ttl_seconds", 600))),
             with(BASE, "agents", Map.of("helper", Map.of("ttl_seconds", 601))),

@@ -51,7 +51,9 @@ class SandboxConfigTest {
                         "outputs",
                         Map.of("max_bytes", 16L << 20, "max_files", 100),
                         "internal",
-                        Map.of()))));
+                        Map.of(),
+                        "warm",
+                        0))));
   }
 
   @Test
@@ -110,6 +112,14 @@ class SandboxConfigTest {
             "the TTL hard cap is four hours",
             agentDoc(Map.of("ttl_seconds", 14401)),
             "agents.helper.ttl_seconds: must be from 1 to 14400, not 14401"),
+        Arguments.of(
+            "a warm pool over its cap is refused",
+            agentDoc(Map.of("warm", 17)),
+            "agents.helper.warm: must be from 0 to 16, not 17"),
+        Arguments.of(
+            "a negative warm pool is refused",
+            agentDoc(Map.of("warm", -1)),
+            "agents.helper.warm: must be from 0 to 16, not -1"),
         Arguments.of(
             "a fractional TTL is refused",
             agentDoc(Map.of("ttl_seconds", 1.5)),

@@ -2,11 +2,14 @@ package dev.agentsandbox.server.http;
 
 import dev.agentsandbox.server.governance.GovernanceMetrics;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The control plane's metrics. Label values come from closed sets (route templates, status codes,
@@ -38,6 +41,34 @@ public final class ServerMetrics implements GovernanceMetrics {
             .help("Configuration changes refused by governance, by document")
             .labelNames("config")
             .register(registry);
+  }
+
+  /**
+   * Exposes the warm pool: {@code agent_sandbox_warm_sandboxes{agent,state}} (state {@code ready}
+   * or {@code preparing}; agents are the configured ones, so bounded) and {@code
+   * agent_sandbox_warm_sandboxes_ended_total{outcome}} (handed_over, drained, expired, shutdown,
+   * failed), both read when scraped.
+   */
+  public void warmPool(
+      Supplier<Map<String, Map<String, Integer>>> counts, Supplier<Map<String, Long>> outcomes) {
+    GaugeWithCallback.builder()
+        .name("agent_sandbox_warm_sandboxes")
+        .help("Warm sandboxes per agent, ready for a run or being prepared")
+        .labelNames("agent", "state")
+        .callback(
+            callback ->
+                counts
+                    .get()
+                    .forEach(
+                        (agent, states) ->
+                            states.forEach((state, n) -> callback.call(n, agent, state))))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("agent_sandbox_warm_sandboxes_ended_total")
+        .help("Warm sandboxes that left the pool since start, by outcome")
+        .labelNames("outcome")
+        .callback(callback -> outcomes.get().forEach((outcome, n) -> callback.call(n, outcome)))
+        .register(registry);
   }
 
   public void request(String route, String method, int status) {
