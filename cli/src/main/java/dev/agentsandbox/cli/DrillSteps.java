@@ -288,27 +288,28 @@ final class DrillSteps {
   static final int PEER_PORT = 8080;
 
   /**
-   * The target: a run of the same agent that listens on {@link #PEER_PORT}, prints a marker for
-   * every connection it accepts (the handler writes to the script's own output), and prints what an
-   * attacker who knows it would use: its addresses and its proxy's address.
+   * The target: a run of the same agent that listens on {@link #PEER_PORT} and counts every
+   * connection it accepts, printing the count each time (the handler writes to the script's own
+   * output). It first connects to itself once, so that a count of 1 printed before it says where it
+   * is proves that the counting works in this sandbox; then it prints what an attacker who knows it
+   * would use: its addresses and its proxy's address.
    */
   private static List<String> peerListener() {
-    return sh(
-        "echo 'echo \"drill: connection=accepted\" >/proc/'\"$$\"'/fd/1' > /tmp/drill-peer-seen\n"
-            + "nc -ll -p "
-            + PEER_PORT
-            + " -e sh /tmp/drill-peer-seen &\n"
-            + "n=0; until netstat -ltn 2>/dev/null | grep -q ':"
-            + PEER_PORT
-            + " '; do n=$((n+1)); [ $n -gt 300 ] && break; sleep 0.2; done\n"
-            + "echo \"drill: listening=$(netstat -ltn 2>/dev/null | grep -c ':"
-            + PEER_PORT
-            + " ')\"\n"
-            + "ip -4 addr show 2>/dev/null | awk '/inet / && $2 !~ /^127\\./ {sub(\"/.*\", \"\","
-            + " $2); print \"drill: address=\" $2}'\n"
-            + "p=${HTTP_PROXY#http://}; echo \"drill: proxy=${p%/}\"\n"
-            + "echo \"drill: ready=yes\"\n"
-            + "while :; do sleep 5; done\n");
+    String script =
+        """
+        echo 'echo x >>/tmp/drill-peer-count; echo "drill: connection=$(wc -l </tmp/drill-peer-count)" >/proc/'"$$"'/fd/1' >/tmp/drill-peer-seen
+        nc -ll -p PORT -e sh /tmp/drill-peer-seen &
+        n=0; until netstat -ltn 2>/dev/null | grep -q ':PORT '; do n=$((n+1)); [ $n -gt 300 ] && break; sleep 0.2; done
+        echo "drill: listening=$(netstat -ltn 2>/dev/null | grep -c ':PORT ')"
+        NOPROXYcurl -sS -m 5 -o /dev/null http://127.0.0.1:PORT/ 2>/dev/null
+        n=0; until [ -s /tmp/drill-peer-count ]; do n=$((n+1)); [ $n -gt 100 ] && break; sleep 0.1; done
+        echo "drill: self-check=$(cat /tmp/drill-peer-count 2>/dev/null | wc -l)"
+        ip -4 addr show 2>/dev/null | awk '/inet / && $2 !~ /^127\\./ {sub("/.*", "", $2); print "drill: address=" $2}'
+        p=${HTTP_PROXY#http://}; echo "drill: proxy=${p%/}"
+        echo "drill: ready=yes"
+        while :; do sleep 5; done
+        """;
+    return sh(script.replace("PORT", Integer.toString(PEER_PORT)).replace("NOPROXY", NO_PROXY_ENV));
   }
 
   /**
@@ -318,7 +319,8 @@ final class DrillSteps {
    */
   static Optional<List<String>> learnedFromPeer(DrillObservation target) {
     if (target.marker("ready").isEmpty()
-        || target.marker("listening").filter(l -> !l.equals("0")).isEmpty()) {
+        || target.marker("listening").filter(l -> !l.equals("0")).isEmpty()
+        || target.marker("self-check").filter("1"::equals).isEmpty()) {
       return Optional.empty();
     }
     List<String> addresses = peerAddresses(target);
@@ -380,11 +382,14 @@ final class DrillSteps {
     checks.add(
         DrillCheck.of(
             "target",
-            "the other run listened, printed its addresses and its proxy's, and was still live"
-                + " when the attack ended (the drill killed it then: status killed)",
+            "the other run listened, counted its own check connection (so counting works in"
+                + " this sandbox), printed its addresses and its proxy's, and was still live when"
+                + " the attack ended (the drill killed it then: status killed)",
             learned.isPresent() && "killed".equals(target.status()),
             "listening "
                 + show(target.marker("listening"))
+                + ", self-check "
+                + show(target.marker("self-check"))
                 + ", addresses "
                 + addresses
                 + ", proxy "
@@ -446,14 +451,17 @@ final class DrillSteps {
             seen.marker("peer-proxy").equals(target.marker("proxy"))
                 && peerProxyExit.filter(NO_CONNECTION::contains).isPresent(),
             "tried " + show(seen.marker("peer-proxy")) + ", curl exit " + show(peerProxyExit)));
-    List<String> accepted = target.markers().getOrDefault("connection", List.of());
+    // Its own check is connection 1: any other count is a connection from outside.
+    List<String> counts = target.markers().getOrDefault("connection", List.of());
     checks.add(
         DrillCheck.of(
             "target",
-            "the other run accepted no connection and its proxy made no decision",
-            learned.isPresent() && accepted.isEmpty() && target.egress().isEmpty(),
-            accepted.size()
-                + " connection(s) accepted, "
+            "the other run accepted no connection but its own check (its count stayed at 1), and"
+                + " its proxy made no decision",
+            learned.isPresent() && counts.equals(List.of("1")) && target.egress().isEmpty(),
+            "connection counts printed "
+                + counts
+                + ", "
                 + target.egress().size()
                 + " decision(s) of its proxy"
                 + (target.egress().isEmpty() ? "" : ": " + target.egress())));

@@ -96,8 +96,8 @@ class DrillJudgementTest {
 
   private static final String TARGET_RUN = "r0000000000000000002";
   private static final String TARGET_HELD =
-      "drill: listening=1\ndrill: address=172.30.0.3\ndrill: proxy=172.30.0.2:3128\n"
-          + "drill: ready=yes\n";
+      "drill: listening=1\ndrill: connection=1\ndrill: self-check=1\ndrill: address=172.30.0.3\n"
+          + "drill: proxy=172.30.0.2:3128\ndrill: ready=yes\n";
   private static final String ATTACK_HELD =
       "drill: direct=172.30.0.3 direct-exit=28\n"
           + "drill: proxied=172.30.0.3 proxied-code=403\ndrill: proxied-exit=0\n"
@@ -515,7 +515,7 @@ class DrillJudgementTest {
                 ATTACK_HELD,
                 PEER_DENIED,
                 PEER_ROWS,
-                target(TARGET_HELD + "drill: connection=accepted\n", List.of(), "killed")),
+                target(TARGET_HELD + "drill: connection=2\n", List.of(), "killed")),
             false,
             "target"));
     rows.put(
@@ -583,6 +583,22 @@ class DrillJudgementTest {
                     "killed")),
             false,
             "network"));
+    rows.put(
+        "another sandbox: its own check was not counted (a silent listener proves nothing)",
+        new Case(
+            "another-live-sandbox",
+            attack(
+                ATTACK_HELD,
+                PEER_DENIED,
+                PEER_ROWS,
+                target(
+                    TARGET_HELD
+                        .replace("drill: connection=1\n", "")
+                        .replace("self-check=1", "self-check=0"),
+                    List.of(),
+                    "killed")),
+            false,
+            "target"));
     rows.put(
         "another sandbox: no target was started",
         new Case(
@@ -660,7 +676,8 @@ class DrillJudgementTest {
     // The target is a sandbox: what it prints is hostile, and becomes the attack's arguments.
     DrillObservation hostile =
         target(
-            "drill: listening=1\ndrill: address=172.30.0.3;reboot\ndrill: address=172.30.0.4\n"
+            "drill: listening=1\ndrill: connection=1\ndrill: self-check=1\n"
+                + "drill: address=172.30.0.3;reboot\ndrill: address=172.30.0.4\n"
                 + "drill: address=127.0.0.1\ndrill: proxy=172.30.0.2:3128\ndrill: ready=yes\n",
             List.of(),
             "running");
