@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -176,7 +177,7 @@ final class DrillRunner {
     live.add(targetId);
     say(step, "target run " + targetId);
     Instant until = Instant.now().plusSeconds(setup.ttlSeconds());
-    java.util.Optional<List<String>> learned = java.util.Optional.empty();
+    Optional<List<String>> learned = Optional.empty();
     JsonNode target = api.get("read run " + targetId, AdminApi.RUNS + "/" + targetId);
     while (live(target) && Instant.now().isBefore(until)) {
       learned = step.peer().learned().apply(sofar(target));

@@ -289,15 +289,17 @@ final class DrillSteps {
 
   /**
    * The target: a run of the same agent that listens on {@link #PEER_PORT} and counts every
-   * connection it accepts, printing the count each time (the handler writes to the script's own
-   * output). It first connects to itself once, so that a count of 1 printed before it says where it
-   * is proves that the counting works in this sandbox; then it prints what an attacker who knows it
-   * would use: its addresses and its proxy's address.
+   * connection it accepts, printing the count each time (the handler inherits the script's output
+   * as descriptor 3: reopening it through {@code /proc} is refused where the output is a device
+   * only root may open, as in a microVM guest). It first connects to itself once, so that a count
+   * of 1 printed before it says where it is proves that the counting works in this sandbox; then it
+   * prints what an attacker who knows it would use: its addresses and its proxy's address.
    */
   private static List<String> peerListener() {
     String script =
         """
-        echo 'echo x >>/tmp/drill-peer-count; echo "drill: connection=$(wc -l </tmp/drill-peer-count)" >/proc/'"$$"'/fd/1' >/tmp/drill-peer-seen
+        exec 3>&1
+        echo 'echo x >>/tmp/drill-peer-count; echo "drill: connection=$(wc -l </tmp/drill-peer-count)" >&3' >/tmp/drill-peer-seen
         nc -ll -p PORT -e sh /tmp/drill-peer-seen &
         n=0; until netstat -ltn 2>/dev/null | grep -q ':PORT '; do n=$((n+1)); [ $n -gt 300 ] && break; sleep 0.2; done
         echo "drill: listening=$(netstat -ltn 2>/dev/null | grep -c ':PORT ')"
