@@ -263,9 +263,10 @@ class DrillIT {
     JsonNode other = step(transcript, "another-live-sandbox").path("observation");
     assertThat(other.path("peer").path("status").asText()).isEqualTo("killed");
     assertThat(other.path("output").asText()).contains("drill: done=yes");
+    // The target counted its own check (connection 1) and nothing else.
     assertThat(other.path("peer").path("output").asText())
-        .contains("drill: ready=yes")
-        .doesNotContain("drill: connection=");
+        .contains("drill: connection=1", "drill: self-check=1", "drill: ready=yes")
+        .doesNotContain("drill: connection=2");
     assertThat(transcript.path("audit_chain").path("head_hash").asText()).hasSize(64);
     assertThat(Files.readString(side.out.resolve("drill.md")))
         .contains("**Verdict: every layer held**")
