@@ -6,14 +6,19 @@
 # control namespace without policies (so a failure is the fence, not a broken network). From a
 # pod carrying the proxy's labels it checks that the proxy's own egress cannot reach the node's
 # kubelet, the API server or another namespace's pod, and on a dual-stack cluster it probes IPv6
-# too. When the RuntimeClass gvisor exists, it checks that its handler is a trusted one and that a
-# pod under it passes the same runtime check the backend runs before every agent
-# (runtime-check.sh, which a test keeps identical to the backend's).
+# too. The agent's internal destination (fence-probe.yaml's range, bound to a target pod this
+# script starts) must be reachable from the proxy's side on its port and on no other, through the
+# real proxy as well, and never from the agent's pod. When the RuntimeClass gvisor exists, it
+# checks that its handler is a trusted one and that a pod under it passes the same runtime check
+# the backend runs before every agent (runtime-check.sh, which a test keeps identical to the
+# backend's).
 #
 # Usage:
 #   deploy/k3s/sandbox/verify-fence.sh --proxy-image REGISTRY/agent-sandbox/proxy:TAG \
 #       [--probe-image REGISTRY/busybox:1.36] [--allowed-host example.com] [--public-ip 1.1.1.1]
 #       [--runtime-handler runsc]... [--public-ipv6 2606:4700:4700::1111]
+#   deploy/k3s/sandbox/verify-fence.sh --print-policies TARGET_IPV4
+#       prints the NetworkPolicies it would apply for a target pod at TARGET_IPV4, and exits
 #
 # Needs kubectl with rights to create namespaces, pods and exec into them (an operator's
 # kubeconfig, not the control plane's). The probe image needs busybox's sh, nslookup, nc -z,
@@ -31,6 +36,12 @@ RUNTIME_HANDLERS=()
 METADATA_IP="169.254.169.254"
 PROXY_PORT=3128
 TIMEOUT=5
+# fence-probe.yaml's internal destination: a placeholder range, replaced by the target pod's /32.
+TARGET_PLACEHOLDER="192.0.2.1/32"
+TARGET_PORT=8443
+TARGET_OTHER_PORT=8444
+PRINT_POLICIES_FOR=""
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 usage() {
   awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
@@ -45,10 +56,30 @@ while [[ $# -gt 0 ]]; do
     --public-ip) PUBLIC_IP="$2"; shift 2 ;;
     --public-ipv6) PUBLIC_IPV6="$2"; shift 2 ;;
     --runtime-handler) RUNTIME_HANDLERS+=("$2"); shift 2 ;;
+    --print-policies) PRINT_POLICIES_FOR="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 64 ;;
   esac
 done
+# fence-probe.yaml with its internal destination bound to the target pod's address; nothing else
+# in the file changes, so the policies stay the backend's own (FenceProbeFileTest runs this).
+render_policies() {
+  local ip="$1" pattern="cidr: ${TARGET_PLACEHOLDER//./\\.}\$"
+  if [[ ! "$ip" =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]]; then
+    echo "binding the internal destination to $ip: not an IPv4 address (fence-probe.yaml is single-stack)" >&2
+    return 64
+  fi
+  if [[ "$(grep -c -e "$pattern" "$HERE/fence-probe.yaml")" != 1 ]]; then
+    echo "binding the internal destination in $HERE/fence-probe.yaml: the line 'cidr: $TARGET_PLACEHOLDER' is not there exactly once (regenerate the file)" >&2
+    return 1
+  fi
+  sed -e "s#$pattern#cidr: $ip/32#" "$HERE/fence-probe.yaml"
+}
+
+if [[ -n "$PRINT_POLICIES_FOR" ]]; then
+  render_policies "$PRINT_POLICIES_FOR"
+  exit
+fi
 if [[ ${#RUNTIME_HANDLERS[@]} -eq 0 ]]; then
   RUNTIME_HANDLERS=(runsc)
 fi
@@ -57,7 +88,6 @@ if [[ -z "$PROXY_IMAGE" ]]; then
   exit 64
 fi
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 RUN_ID="fenceprobe"
 NS="agent-run-${RUN_ID}"
 CONTROL_NS="agent-sandbox-fence-control"
@@ -115,11 +145,11 @@ kind: Namespace
 metadata:
   name: $CONTROL_NS
 YAML
-kubectl apply -f "$HERE/fence-probe.yaml" >/dev/null
 
 pod_spec() {
   # $1 name, $2 namespace, $3 role label (empty for the control pod), $4 image, $5 args (YAML list)
-  local labels="app.kubernetes.io/name: fence-probe"
+  local labels="app.kubernetes.io/name: fence-probe
+    agent-sandbox.dev/probe: $1"
   if [[ -n "$3" ]]; then
     labels="agent-sandbox.dev/run-id: \"$RUN_ID\"
     agent-sandbox.dev/role: $3
@@ -164,6 +194,36 @@ spec:
 YAML
 }
 
+# The internal destination's target, outside the sandbox: a pod serving HTTP on the declared port
+# and on another, named by a headless Service so cluster DNS answers with the pod's own address
+# (the policy sees pod addresses, not ClusterIPs). It starts first: the fence needs its address.
+pod_spec fence-target "$CONTROL_NS" "" "$PROBE_IMAGE" \
+  "[\"sh\", \"-c\", \"echo fence-target > /tmp/index.html && httpd -p $TARGET_PORT -h /tmp && httpd -p $TARGET_OTHER_PORT -h /tmp && sleep 1800\"]" \
+  | kubectl apply -f - >/dev/null
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata:
+  name: fence-target
+  namespace: $CONTROL_NS
+spec:
+  clusterIP: None
+  selector:
+    agent-sandbox.dev/probe: fence-target
+  ports:
+    - {name: declared, protocol: TCP, port: $TARGET_PORT}
+    - {name: other, protocol: TCP, port: $TARGET_OTHER_PORT}
+YAML
+kubectl -n "$CONTROL_NS" wait --for=condition=Ready pod/fence-target --timeout=180s >/dev/null
+TARGET_IP="$(kubectl -n "$CONTROL_NS" get pod fence-target -o jsonpath='{.status.podIPs[*].ip}' \
+  | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}$' | head -n 1 || true)"
+if [[ -z "$TARGET_IP" ]]; then
+  echo "reading the target pod's IPv4 address in $CONTROL_NS: none (fence-probe.yaml is single-stack; an IPv4 pod address is needed)" >&2
+  exit 1
+fi
+TARGET_NAME="fence-target.$CONTROL_NS.svc.cluster.local"
+render_policies "$TARGET_IP" | kubectl apply -f - >/dev/null
+
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: ConfigMap
@@ -171,8 +231,9 @@ metadata:
   name: egress-policy
   namespace: $NS
 data:
+  # No "hosts" table: the proxy resolves through cluster DNS (a present table, even empty, replaces DNS).
   policy.json: |
-    {"listen":"0.0.0.0:$PROXY_PORT","allow":["$ALLOWED_HOST"],"instance_allow":null,"internal":[],"hosts":{},"run_id":"$RUN_ID","decisions":"-"}
+    {"listen":"0.0.0.0:$PROXY_PORT","allow":["$ALLOWED_HOST","$TARGET_NAME:$TARGET_PORT","$TARGET_NAME:$TARGET_OTHER_PORT"],"instance_allow":null,"internal":[{"cidr":"$TARGET_IP/32","ports":[$TARGET_PORT]}],"run_id":"$RUN_ID","decisions":"-"}
 ---
 apiVersion: v1
 kind: Service
@@ -212,6 +273,7 @@ API_ENDPOINT_PORT="$(kubectl -n default get endpointslices -l kubernetes.io/serv
 AGENT_IPS="$(kubectl -n "$NS" get pod agent-probe -o jsonpath='{.status.podIPs[*].ip}')"
 echo "INFO  proxy Service at $PROXY_IP:$PROXY_PORT, probe pods on nodes $NODE_IP and $PROXY_NODE_IP"
 echo "INFO  API server endpoint $API_ENDPOINT:$API_ENDPOINT_PORT, control pod $CONTROL_POD_IP"
+echo "INFO  internal destination $TARGET_IP/32 on TCP $TARGET_PORT ($TARGET_NAME)"
 
 # Runs a shell command in a probe pod; succeeds when the command does.
 probe() {
@@ -239,8 +301,12 @@ expect_blocked_from() {
 }
 
 expect_open() {
-  local what="$1" cmd="$2"
-  if probe "$NS" agent-probe "$cmd"; then
+  expect_open_from agent-probe "$@"
+}
+
+expect_open_from() {
+  local pod="$1" what="$2" cmd="$3"
+  if probe "$NS" "$pod" "$cmd"; then
     echo "PASS  $what"
   else
     echo "FAIL  $what"
@@ -279,6 +345,18 @@ expect_blocked_from proxy-probe "proxy side: another namespace's pod $CONTROL_PO
   "nc -z -w $TIMEOUT $CONTROL_POD_IP 8080"
 expect_blocked_from proxy-probe "proxy side: metadata service $METADATA_IP" \
   "wget -q -T $TIMEOUT -O /dev/null http://$METADATA_IP/"
+
+# The agent's internal destination: the proxy's, on its declared port only; never the agent's.
+expect_open_from proxy-probe "proxy side: internal destination $TARGET_IP:$TARGET_PORT (declared port)" \
+  "nc -z -w $TIMEOUT $TARGET_IP $TARGET_PORT"
+expect_blocked_from proxy-probe "proxy side: internal destination $TARGET_IP:$TARGET_OTHER_PORT (undeclared port)" \
+  "nc -z -w $TIMEOUT $TARGET_IP $TARGET_OTHER_PORT"
+expect_blocked "internal destination $TARGET_IP:$TARGET_PORT directly from the agent" \
+  "nc -z -w $TIMEOUT $TARGET_IP $TARGET_PORT"
+expect_open "proxy fetches the internal destination http://$TARGET_NAME:$TARGET_PORT/" \
+  "http_proxy=http://$PROXY_IP:$PROXY_PORT wget -q -T 15 -O /dev/null http://$TARGET_NAME:$TARGET_PORT/"
+expect_refused "proxy refuses http://$TARGET_NAME:$TARGET_OTHER_PORT/ (allowed name, undeclared port)" \
+  "http_proxy=http://$PROXY_IP:$PROXY_PORT wget -q -T 15 -O /dev/null http://$TARGET_NAME:$TARGET_OTHER_PORT/"
 
 # IPv6, when the cluster gives pods IPv6 addresses (dual-stack).
 if [[ "$AGENT_IPS" == *:* ]]; then

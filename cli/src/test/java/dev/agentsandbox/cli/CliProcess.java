@@ -159,7 +159,8 @@ final class CliProcess implements AutoCloseable {
 
   @Override
   public synchronized String toString() {
-    return "stdout:\n" + outText() + "\nstderr:\n" + errText();
+    String state = process.isAlive() ? "running" : "exited " + process.exitValue();
+    return state + "; stdout:\n" + outText() + "\nstderr:\n" + errText();
   }
 
   @Override

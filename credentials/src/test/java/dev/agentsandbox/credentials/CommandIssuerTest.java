@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -94,14 +95,10 @@ class CommandIssuerTest {
         .hasMessageContaining("no answer within 1 s (killed)");
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
     long child = Long.parseLong(Files.readString(pidFile).strip());
-    long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (ProcessHandle.of(child).map(ProcessHandle::isAlive).orElse(false)
-        && System.nanoTime() < until) {
-      Thread.sleep(50);
-    }
-    assertThat(ProcessHandle.of(child).map(ProcessHandle::isAlive).orElse(false))
-        .as("the command's child sleep was killed too")
-        .isFalse();
+    Awaitility.await("the command's child sleep was killed too")
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(50))
+        .until(() -> !ProcessHandle.of(child).map(ProcessHandle::isAlive).orElse(false));
   }
 
   @Test

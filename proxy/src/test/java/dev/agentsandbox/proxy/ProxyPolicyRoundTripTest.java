@@ -54,6 +54,20 @@ class ProxyPolicyRoundTripTest {
   }
 
   @Test
+  void aRunWithoutAHostsTableGetsAProxyThatAsksDns() throws Exception {
+    // serve without --proxy-host gives every run an empty table: it must mean DNS, not a table
+    // that resolves nothing (which refused every allowed name on every backend).
+    RunEgress withoutHosts =
+        new RunEgress(egress.allow(), egress.instanceAllow(), egress.internal(), Map.of());
+    ProxyPolicy built = ProxyPolicy.forRun(withoutHosts, "run42", 3128);
+    assertThat(built.toTree()).doesNotContainKey("hosts");
+    Path file = temp.resolve("policy.json");
+    Files.writeString(file, JSON.writeValueAsString(built.toTree()));
+
+    assertThat(ProxyConfigs.fromPolicyFile(file).hosts()).isEmpty();
+  }
+
+  @Test
   void theProxyConfiguresItselfFromTheWrittenFile() throws Exception {
     ProxyPolicy built = ProxyPolicy.forRun(egress, "run42", 3128);
     Path file = temp.resolve("policy.json");

@@ -3,6 +3,7 @@ package dev.agentsandbox.runs;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.BackendSelector.Selection;
 import dev.agentsandbox.backend.NoUsableBackendException;
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.policy.AllowList;
@@ -49,6 +50,9 @@ final class RunAdmission {
   }
 
   /** What {@link #plan} found: the spec, the backend, and whether the run could start now. */
+  /** What a plan holds in place of a credential's value. */
+  static final String NOT_MINTED = "<minted at launch>";
+
   record Planned(RunSpec spec, Selection selection, boolean enabled, boolean configured) {}
 
   /** Every check a launch must pass; a slot is taken only when the run is admitted. */
@@ -174,8 +178,22 @@ final class RunAdmission {
             e.attempts());
       }
     }
+    RunSpec spec = spec(RunIds.next(), request, agent, config);
     return new Planned(
-        spec(RunIds.next(), request, agent, config), selection, config.enabled(), configured);
+        spec.withCredentials(planned(agent, spec)), selection, config.enabled(), configured);
+  }
+
+  /**
+   * The agent's credentials as a plan shows them: named, with their variables, and with {@link
+   * #NOT_MINTED} for a value, since a plan mints nothing (no token, no signature, no command). So a
+   * plan shows how each credential would be delivered (a Secret's keys, a volume's files) and never
+   * a value.
+   */
+  private List<RunCredential> planned(AgentSettings agent, RunSpec spec) {
+    java.time.Instant deadline = clock.instant().plus(spec.ttl());
+    return agent.credentials().values().stream()
+        .map(c -> new RunCredential(c.name(), NOT_MINTED, c.env(), deadline))
+        .toList();
   }
 
   private RunSpec spec(

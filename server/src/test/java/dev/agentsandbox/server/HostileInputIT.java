@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -166,17 +167,17 @@ class HostileInputIT {
       // A real client is served once the silent ones are closed (they get maxReqTime); it retries
       // meanwhile, as clients do on a closed connection.
       long bound = Long.getLong("sun.net.httpserver.maxReqTime", 20);
-      long deadline = System.nanoTime() + Duration.ofSeconds(3 * bound + 10).toNanos();
-      String answer = "";
-      while (!answer.startsWith("HTTP/1.1 200") && System.nanoTime() < deadline) {
-        answer =
-            send(
-                ascii("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
-                Duration.ofSeconds(5));
-        if (!answer.startsWith("HTTP/1.1 200")) {
-          Thread.sleep(500);
-        }
-      }
+      String answer =
+          Awaitility.await("a real client is served once the silent connections are closed")
+              .atMost(Duration.ofSeconds(3 * bound + 10))
+              .pollDelay(Duration.ZERO)
+              .pollInterval(Duration.ofMillis(500))
+              .until(
+                  () ->
+                      send(
+                          ascii("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+                          Duration.ofSeconds(5)),
+                  a -> a.startsWith("HTTP/1.1 200"));
       assertThat(statusLine(answer)).startsWith("HTTP/1.1 200");
       int closedByServer = 0;
       for (Socket socket : idle.subList(0, 20)) {

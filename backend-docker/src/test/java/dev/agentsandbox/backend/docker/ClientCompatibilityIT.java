@@ -18,6 +18,7 @@ import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
+import dev.agentsandbox.testing.Host;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -91,7 +92,7 @@ class ClientCompatibilityIT {
               + DockerErrors.describe(e)
               + " (run images/build.sh clients)");
     }
-    assumeTrue(HostDrill.possible(), "the upstream lives on a dummy interface: needs root and ip");
+    assumeTrue(Host.canAddLinks(), "the upstream lives on a dummy interface: needs root and ip");
     upstream = CompatUpstream.start();
   }
 

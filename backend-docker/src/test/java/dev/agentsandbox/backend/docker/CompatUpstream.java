@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
+import dev.agentsandbox.testing.Host;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -118,7 +119,8 @@ final class CompatUpstream implements AutoCloseable {
       String token = HexFormat.of().formatHex(seed);
       upstream = new CompatUpstream(dir, token, pem(ca), wheel(token));
       upstream.makeRepository();
-      HostDrill.addDummy(LINK, ADDRESS, created);
+      Host.addLink(LINK, ADDRESS);
+      created.add(LINK);
       upstream.links.addAll(created);
       InetAddress address = InetAddress.getByName(ADDRESS);
       upstream.http = HttpServer.create(new InetSocketAddress(address, 0), 64);
@@ -140,7 +142,7 @@ final class CompatUpstream implements AutoCloseable {
         upstream.close();
       } else {
         for (String link : created) {
-          HostDrill.run("ip", "link", "del", link);
+          Host.deleteLink(link);
         }
         deleteTree(dir);
       }
@@ -461,7 +463,7 @@ final class CompatUpstream implements AutoCloseable {
     }
     executor.shutdownNow();
     for (String link : links) {
-      HostDrill.run("ip", "link", "del", link);
+      Host.deleteLink(link);
     }
     deleteTree(dir);
   }

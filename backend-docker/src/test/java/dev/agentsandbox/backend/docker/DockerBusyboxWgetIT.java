@@ -13,6 +13,8 @@ import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.RunEgress;
+import dev.agentsandbox.testing.Host;
+import dev.agentsandbox.testing.HostDrill;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -45,8 +47,8 @@ class DockerBusyboxWgetIT {
   @BeforeAll
   static void standUp() throws Exception {
     client = DockerItSupport.requireDaemon();
-    assumeTrue(HostDrill.possible(), "the upstream lives on a dummy interface: needs root and ip");
-    drill = HostDrill.start();
+    assumeTrue(Host.canAddLinks(), "the upstream lives on a dummy interface: needs root and ip");
+    drill = DockerItSupport.startDrill();
   }
 
   @AfterAll
@@ -66,15 +68,15 @@ class DockerBusyboxWgetIT {
   @ParameterizedTest(name = "busybox wget 20 times to an allowed and a refused host under {0}")
   @MethodSource("runtimes")
   void everyAttemptGetsTheProxysAnswer(String runtime) throws Exception {
-    int port = drill.upstream.getAddress().getPort();
+    int port = drill.upstreamPort();
     RunEgress egress =
         new RunEgress(
             AllowList.parse(List.of("upstream.test:" + port)),
             Optional.empty(),
             List.of(
                 dev.agentsandbox.policy.config.InternalDestination.range(
-                    "upstream", HostDrill.UPSTREAM_CIDR, port)),
-            Map.of("upstream.test", List.of(HostDrill.UPSTREAM_ADDRESS)));
+                    "upstream", drill.upstreamCidr(), port)),
+            Map.of("upstream.test", List.of(drill.upstreamAddress())));
     String script =
         "i=0; while [ $i -lt "
             + ROUNDS

@@ -14,6 +14,8 @@ import dev.agentsandbox.backend.docker.DockerItSupport.ExecResult;
 import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.RunEgress;
+import dev.agentsandbox.testing.Host;
+import dev.agentsandbox.testing.HostDrill;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -44,9 +46,9 @@ class DockerFenceIT {
   @BeforeAll
   static void standUp() throws Exception {
     client = DockerItSupport.requireDaemon();
-    assumeTrue(HostDrill.possible(), "the fence drill adds dummy interfaces: needs root and ip");
-    drill = HostDrill.start();
-    int upstreamPort = drill.upstream.getAddress().getPort();
+    assumeTrue(Host.canAddLinks(), "the fence drill adds dummy interfaces: needs root and ip");
+    drill = DockerItSupport.startDrill();
+    int upstreamPort = drill.upstreamPort();
     DockerBackend backend = new DockerBackend(client, DockerBackendConfig.defaults());
     RunEgress egress =
         new RunEgress(
@@ -54,8 +56,8 @@ class DockerFenceIT {
             Optional.empty(),
             List.of(
                 dev.agentsandbox.policy.config.InternalDestination.range(
-                    "upstream", HostDrill.UPSTREAM_CIDR, upstreamPort)),
-            Map.of("upstream.test", List.of(HostDrill.UPSTREAM_ADDRESS)));
+                    "upstream", drill.upstreamCidr(), upstreamPort)),
+            Map.of("upstream.test", List.of(drill.upstreamAddress())));
     for (String runtime : DockerItSupport.runtimes()) {
       RecordingListener aListener = new RecordingListener();
       DockerSandbox a =
@@ -169,7 +171,7 @@ class DockerFenceIT {
               inA(
                   pair,
                   "curl -sS -m 20 -i http://"
-                      + HostDrill.UPSTREAM_ADDRESS
+                      + drill.upstreamAddress()
                       + ":"
                       + upstreamPort()
                       + "/");
@@ -185,7 +187,7 @@ class DockerFenceIT {
               inA(
                   pair,
                   "curl --noproxy '*' -sS -m 5 http://"
-                      + HostDrill.UPSTREAM_ADDRESS
+                      + drill.upstreamAddress()
                       + ":"
                       + upstreamPort()
                       + "/");
@@ -200,7 +202,7 @@ class DockerFenceIT {
                   client,
                   pair.a().proxyContainerId(),
                   "timeout 10 wget -q -O- http://"
-                      + HostDrill.UPSTREAM_ADDRESS
+                      + drill.upstreamAddress()
                       + ":"
                       + upstreamPort()
                       + "/");
@@ -212,7 +214,7 @@ class DockerFenceIT {
           ExecResult r = inA(pair, "nslookup upstream.test");
           assertThat(r.output())
               .as(r.toString())
-              .doesNotContain(HostDrill.UPSTREAM_ADDRESS)
+              .doesNotContain(drill.upstreamAddress())
               .doesNotContainIgnoringCase("NXDOMAIN");
           assertThat(r.exitCode()).isNotZero();
         });
@@ -263,7 +265,7 @@ class DockerFenceIT {
     checks.put(
         "the host's services are unreachable on each of its addresses and the egress gateway",
         pair -> {
-          List<String> targets = new ArrayList<>(HostDrill.hostAddresses());
+          List<String> targets = new ArrayList<>(drill.hostAddresses());
           targets.add(pair.egressGateway());
           for (String address : targets) {
             ExecResult r =
@@ -282,7 +284,7 @@ class DockerFenceIT {
                   .exec()
                   .getId();
           String bridge = "br-" + fenceId.substring(0, 12);
-          java.util.Optional<String> found = HostDrill.linkLocalOn(bridge);
+          java.util.Optional<String> found = Host.linkLocalOn(bridge);
           // A host without IPv6 has no such address, and so no such way in.
           assumeTrue(found.isPresent(), "the host has no IPv6 link-local address on " + bridge);
           String linkLocal = found.get();
@@ -292,7 +294,7 @@ class DockerFenceIT {
           assertThat(r.output()).doesNotContain("host-service");
           // Control: from the host the same address and port answer.
           assertThat(
-                  HostDrill.output(
+                  Host.output(
                       "curl",
                       "-g",
                       "-sS",
@@ -384,15 +386,15 @@ class DockerFenceIT {
   }
 
   private static int upstreamPort() {
-    return drill.upstream.getAddress().getPort();
+    return drill.upstreamPort();
   }
 
   private static int metadataPort() {
-    return drill.metadata.getAddress().getPort();
+    return drill.metadataPort();
   }
 
   private static int hostPort() {
-    return drill.hostService.getAddress().getPort();
+    return drill.hostPort();
   }
 
   @ParameterizedTest(name = "{0} (under {1})")

@@ -14,7 +14,9 @@ import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
+import dev.agentsandbox.testing.HostDrill;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,7 +35,18 @@ import java.util.concurrent.TimeUnit;
 final class DockerItSupport {
   static final String WORKLOAD_IMAGE = "agent-sandbox/workload:dev";
 
+  /**
+   * The Docker tests' drill: its own links and upstream address, apart from the microVM tests'. The
+   * host service listens on "::", dual-stack on Linux, so it answers on IPv4 and IPv6 alike.
+   */
+  static final HostDrill.Layout DRILL =
+      new HostDrill.Layout("asb-up0", "asb-meta0", "198.18.77.1", "::");
+
   private DockerItSupport() {}
+
+  static HostDrill startDrill() throws IOException, InterruptedException {
+    return HostDrill.start(DRILL);
+  }
 
   /** A client for the daemon, failing the test class clearly when none answers. */
   static DockerClient requireDaemon() {

@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend.k8s;
 
 import dev.agentsandbox.backend.Labels;
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.policy.config.ProxyPolicy;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
@@ -11,6 +12,8 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceQuotaBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
@@ -38,6 +41,12 @@ final class BundleFactory {
   static final String PROXY_IP_AT_LAUNCH = "PROXY-CLUSTER-IP-ASSIGNED-AT-LAUNCH";
 
   static final String POLICY_FILE = "policy.json";
+
+  /** The Secret that holds the run's credentials, one key per credential's file name. */
+  static final String CREDENTIALS_SECRET = "run-credentials";
+
+  /** What a plan shows in place of each credential's value, which is minted only at launch. */
+  static final String REDACTED = "<redacted>";
 
   private final KubernetesBackendConfig config;
   private final NetworkFence fence;
@@ -153,6 +162,9 @@ final class BundleFactory {
             .endPort()
             .endSpec()
             .build());
+    if (!spec.credentials().isEmpty()) {
+      objects.add(credentials(spec, Values.REDACTED));
+    }
     objects.add(
         new JobBuilder()
             .withNewMetadata()
@@ -173,6 +185,35 @@ final class BundleFactory {
             .endSpec()
             .build());
     return new KubernetesBundle(ns, objects);
+  }
+
+  /** Whether a credentials Secret carries the run's values or, for plans, {@link #REDACTED}. */
+  enum Values {
+    REDACTED,
+    INCLUDED
+  }
+
+  /**
+   * The run's credentials as an immutable Opaque Secret in its namespace, which the agent's pod
+   * alone references and which dies with the namespace. The bundle, and so every plan, holds it
+   * with {@link Values#REDACTED} values; only the launch builds it with {@link Values#INCLUDED},
+   * sends it and keeps it nowhere.
+   */
+  Secret credentials(RunSpec spec, Values values) {
+    Map<String, String> data = new TreeMap<>();
+    for (RunCredential credential : spec.credentials()) {
+      data.put(credential.name(), values == Values.INCLUDED ? credential.value() : REDACTED);
+    }
+    return new SecretBuilder()
+        .withNewMetadata()
+        .withName(CREDENTIALS_SECRET)
+        .withNamespace(namespaceOf(spec.runId()))
+        .withLabels(spec.labels())
+        .endMetadata()
+        .withType("Opaque")
+        .withImmutable(true)
+        .withStringData(data)
+        .build();
   }
 
   private HasMetadata namespace(String ns, Map<String, String> labels) {

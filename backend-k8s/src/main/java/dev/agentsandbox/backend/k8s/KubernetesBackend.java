@@ -50,6 +50,17 @@ public final class KubernetesBackend implements SandboxBackend {
     return NAME;
   }
 
+  /**
+   * Credentials arrive through an immutable Secret in the run's namespace that only the agent's pod
+   * references: an init container copies them onto a memory-backed volume as 0400 files of the
+   * workload's uid, and the kubelet fills the variables their configuration names from the Secret.
+   * The Secret is deleted with the namespace; see docs/backends/k8s.md.
+   */
+  @Override
+  public boolean deliversCredentials() {
+    return true;
+  }
+
   /** A service destination is one NetworkPolicy peer: its namespace and pod labels together. */
   @Override
   public boolean reachesClusterServices() {

@@ -1,5 +1,6 @@
 package dev.agentsandbox.backend.k8s;
 
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxListener;
@@ -7,6 +8,7 @@ import dev.agentsandbox.backend.UnableToLaunchSandboxException;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -17,7 +19,10 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
-/** Creates one run's objects in order, waits for its proxy, then starts the agent's Job. */
+/**
+ * Creates one run's objects in order, waits for its proxy, then writes the run's credentials (if
+ * any) and starts the agent's Job.
+ */
 final class SandboxLauncher {
   private final KubernetesClient client;
   private final KubernetesBackendConfig config;
@@ -40,13 +45,22 @@ final class SandboxLauncher {
     List<HasMetadata> objects = bundle.objects();
     boolean namespaceCreated = false;
     try {
-      // Everything but the Job: the fence exists before any pod, the proxy before the agent.
-      for (HasMetadata object : objects.subList(0, objects.size() - 1)) {
+      // Everything but the credentials and the Job: the fence exists before any pod, the proxy
+      // before the agent.
+      for (HasMetadata object : objects) {
+        if (object instanceof Secret || object instanceof Job) {
+          continue;
+        }
         create(spec, object);
         // A namespace that was already there is not ours to delete when a later step fails.
         namespaceCreated = true;
       }
       String proxyIp = awaitProxy(spec, bundle.namespace());
+      if (!spec.credentials().isEmpty()) {
+        // Written only once the sandbox stands, so a launch that fails before never stored them;
+        // built here with the values (the bundle holds redacted ones) and kept nowhere.
+        createCredentials(spec, factory.credentials(spec, BundleFactory.Values.INCLUDED));
+      }
       Job job =
           factory.build(spec, runtimeClass, Optional.of(proxyIp)).get(Job.class, BundleFactory.JOB);
       create(spec, job);
@@ -100,6 +114,34 @@ final class SandboxLauncher {
               + Messages.of(e)
               + " (check the control plane's ClusterRole and the cluster's admission policies)",
           e);
+    }
+  }
+
+  /**
+   * Creates the credentials Secret. A refusal's message is the API server's and could quote what
+   * was sent (an admission webhook is free to), so every credential value is cut out of it, and the
+   * client's exception, whose message holds the same text, is not kept as the cause.
+   */
+  private void createCredentials(RunSpec spec, Secret secret) {
+    try {
+      client.resource(secret).create();
+    } catch (KubernetesClientException e) {
+      String answer =
+          Messages.redacted(
+              e,
+              spec.credentials().stream().map(RunCredential::value).toList(),
+              BundleFactory.REDACTED);
+      throw new UnableToLaunchSandboxException(
+          "creating Secret "
+              + BundleFactory.CREDENTIALS_SECRET
+              + " in namespace "
+              + secret.getMetadata().getNamespace()
+              + " for run "
+              + spec.runId()
+              + ": "
+              + answer
+              + " (check the control plane's ClusterRole grants create on secrets and the"
+              + " cluster's admission policies)");
     }
   }
 

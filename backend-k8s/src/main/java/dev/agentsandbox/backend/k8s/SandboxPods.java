@@ -1,8 +1,12 @@
 package dev.agentsandbox.backend.k8s;
 
+import dev.agentsandbox.backend.RunContract;
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
@@ -15,6 +19,7 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -53,7 +58,50 @@ final class SandboxPods {
           + RUNTIME_MISMATCH_EXIT
           + "\n";
 
-  private static final long NON_ROOT_UID = 65532L;
+  /** The agent pod's init container that puts the run's credentials on the workload's tmpfs. */
+  static final String CREDENTIALS_COPY = "credentials";
+
+  /** The agent pod's volume of the run's Secret, mounted by {@link #CREDENTIALS_COPY} only. */
+  static final String CREDENTIALS_SECRET_VOLUME = "credentials-secret";
+
+  /** The agent pod's memory-backed volume the workload reads its credentials from. */
+  static final String CREDENTIALS_VOLUME = "credentials";
+
+  /** Where {@link #CREDENTIALS_COPY} reads the Secret's files. */
+  static final String CREDENTIALS_SECRET_MOUNT = "/run/agent-sandbox/secret";
+
+  /**
+   * The Secret volume's file mode, 0440: the kubelet writes Secret files as root and, with an
+   * fsGroup, chowns them to that group and adds group read (pkg/volume/volume_linux.go); a Secret
+   * volume's files are never owned by the pod's runAsUser (only projected service account tokens
+   * are). So the workload could get 0440 root:65532 at best, not the 0400 file of its own uid the
+   * run contract promises; {@link #CREDENTIALS_COPY} makes that file instead.
+   */
+  static final int CREDENTIALS_SECRET_MODE = 0440;
+
+  /**
+   * Copies the credentials named in its arguments. Run as the workload's uid, with umask 0377, so
+   * each file it creates is mode 0400 and owned by that uid; its group is the fsGroup, which the
+   * kubelet set on the folder with the set-group-id bit. Names are plain file names ({@link
+   * RunCredential}) passed as arguments, never spliced into the script. {@code cat} follows the
+   * Secret volume's {@code ..data} links and writes plain files.
+   */
+  static final String CREDENTIALS_COPY_SCRIPT =
+      "set -eu\n"
+          + "umask 0377\n"
+          + "for name in \"$@\"; do\n"
+          + "  cat \""
+          + CREDENTIALS_SECRET_MOUNT
+          + "/$name\" > \""
+          + RunContract.CREDENTIALS_DIR
+          + "/$name\"\n"
+          + "done\n";
+
+  /** The credentials tmpfs's size: credentials are tokens, and a Secret holds 1 MiB at most. */
+  private static final int CREDENTIALS_TMPFS_MB = 2;
+
+  /** The uid and gid every container of both pods runs as, whatever its image says. */
+  static final long NON_ROOT_UID = 65532L;
 
   // At most the agent's own minimum (0.1 CPU, 64 MiB), so the pod's quota is the agent's.
   private static final long RUNTIME_CHECK_CPU_MILLIS = 100;
@@ -107,20 +155,40 @@ final class SandboxPods {
         .build();
   }
 
-  /** The agent's pod: the run's command with the proxy's address in the proxy variables. */
+  /**
+   * The agent's pod: the run's command with the proxy's address in the proxy variables and, when
+   * the run has credentials, those as files under {@link RunContract#CREDENTIALS_DIR} (see {@link
+   * #CREDENTIALS_COPY_SCRIPT}) and as the variables their configuration names, read from the run's
+   * Secret by the kubelet.
+   */
   PodSpec agent(RunSpec spec, Optional<String> runtimeClass, Optional<String> ip) {
     String proxyUrl =
         "http://" + ip.orElse(BundleFactory.PROXY_IP_AT_LAUNCH) + ":" + config.proxyPort();
-    Map<String, String> env = new TreeMap<>(spec.env());
-    for (String key : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
-      env.put(key, proxyUrl);
+    Map<String, EnvVar> env = new TreeMap<>();
+    spec.env().forEach((key, value) -> env.put(key, new EnvVar(key, value, null)));
+    for (RunCredential credential : spec.credentials()) {
+      credential.env().ifPresent(key -> env.put(key, fromSecret(key, credential.name())));
     }
-    List<EnvVar> envVars =
-        env.entrySet().stream().map(e -> new EnvVar(e.getKey(), e.getValue(), null)).toList();
+    // The proxy and contract variables win over anything the run or a credential names, as on
+    // Docker: a credential cannot be used to point the workload's traffic past the proxy.
+    for (String key : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
+      env.put(key, new EnvVar(key, proxyUrl, null));
+    }
+    env.put(RunContract.RUN_ID_ENV, new EnvVar(RunContract.RUN_ID_ENV, spec.runId(), null));
+    boolean credentials = !spec.credentials().isEmpty();
+    if (credentials) {
+      env.put(
+          RunContract.CREDENTIALS_ENV,
+          new EnvVar(RunContract.CREDENTIALS_ENV, RunContract.CREDENTIALS_DIR, null));
+    }
+    List<EnvVar> envVars = List.copyOf(env.values());
     PodSpecBuilder pod =
         hardenedPod(runtimeClass)
             .withRestartPolicy("Never")
             .withVolumes(scratch("tmp"), scratch("workspace"));
+    List<VolumeMount> agentMounts = new ArrayList<>();
+    agentMounts.add(mount("tmp", "/tmp", false));
+    agentMounts.add(mount("workspace", "/workspace", false));
     if (runtimeClass.isPresent()) {
       // Under gVisor, the pod proves it before the agent's command runs; a failure fails the Job.
       pod.addToInitContainers(
@@ -133,6 +201,12 @@ final class SandboxPods {
               .withSecurityContext(hardenedContainer())
               .build());
     }
+    if (credentials) {
+      // After the runtime check: nothing of the run's is copied into a pod that failed it.
+      pod.addToVolumes(credentialsSecretVolume(), credentialsVolume());
+      pod.addToInitContainers(credentialsCopy(spec));
+      agentMounts.add(mount(CREDENTIALS_VOLUME, RunContract.CREDENTIALS_DIR, true));
+    }
     return pod.addToContainers(
             new ContainerBuilder()
                 .withName(BundleFactory.AGENT_CONTAINER)
@@ -143,9 +217,65 @@ final class SandboxPods {
                 .withResources(
                     resources(BundleFactory.agentCpuMillis(spec), spec.resources().memoryMb()))
                 .withSecurityContext(hardenedContainer())
-                .withVolumeMounts(
-                    mount("tmp", "/tmp", false), mount("workspace", "/workspace", false))
+                .withVolumeMounts(agentMounts)
                 .build())
+        .build();
+  }
+
+  /** A variable the kubelet fills from one key of the run's credentials Secret. */
+  private static EnvVar fromSecret(String variable, String key) {
+    return new EnvVarBuilder()
+        .withName(variable)
+        .withNewValueFrom()
+        .withNewSecretKeyRef()
+        .withName(BundleFactory.CREDENTIALS_SECRET)
+        .withKey(key)
+        .withOptional(false)
+        .endSecretKeyRef()
+        .endValueFrom()
+        .build();
+  }
+
+  /**
+   * The run's Secret as the kubelet writes it: root-owned files, made group-readable for the pod's
+   * fsGroup. Only the copy init container mounts it.
+   */
+  private static Volume credentialsSecretVolume() {
+    return new VolumeBuilder()
+        .withName(CREDENTIALS_SECRET_VOLUME)
+        .withNewSecret()
+        .withSecretName(BundleFactory.CREDENTIALS_SECRET)
+        .withDefaultMode(CREDENTIALS_SECRET_MODE)
+        .withOptional(false)
+        .endSecret()
+        .build();
+  }
+
+  /** The tmpfs the workload reads its credentials from: memory-backed, so never on a node disk. */
+  private static Volume credentialsVolume() {
+    return new VolumeBuilder()
+        .withName(CREDENTIALS_VOLUME)
+        .withNewEmptyDir()
+        .withMedium("Memory")
+        .withSizeLimit(new Quantity(CREDENTIALS_TMPFS_MB + "Mi"))
+        .endEmptyDir()
+        .build();
+  }
+
+  /** Copies each credential from the Secret's volume onto the tmpfs as the workload's 0400 file. */
+  private Container credentialsCopy(RunSpec spec) {
+    List<String> command = new ArrayList<>(List.of("/bin/sh", "-c", CREDENTIALS_COPY_SCRIPT, "sh"));
+    spec.credentials().stream().map(RunCredential::name).sorted().forEach(command::add);
+    return new ContainerBuilder()
+        .withName(CREDENTIALS_COPY)
+        .withImage(config.proxyImage())
+        .withCommand(command)
+        .withTerminationMessagePolicy("FallbackToLogsOnError")
+        .withResources(resources(RUNTIME_CHECK_CPU_MILLIS, RUNTIME_CHECK_MEMORY_MB))
+        .withSecurityContext(hardenedContainer())
+        .withVolumeMounts(
+            mount(CREDENTIALS_SECRET_VOLUME, CREDENTIALS_SECRET_MOUNT, true),
+            mount(CREDENTIALS_VOLUME, RunContract.CREDENTIALS_DIR, false))
         .build();
   }
 

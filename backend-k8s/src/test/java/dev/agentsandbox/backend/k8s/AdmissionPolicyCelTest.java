@@ -181,7 +181,7 @@ class AdmissionPolicyCelTest {
     assertThat(refusals(request("DELETE", "", "namespaces", "", "agent-run-r42"), null, ours, null))
         .isEmpty();
     for (String resource :
-        List.of("pods", "services", "configmaps", "serviceaccounts", "resourcequotas")) {
+        List.of("pods", "services", "configmaps", "secrets", "serviceaccounts", "resourcequotas")) {
       assertThat(refusals(namespacedCreate(resource, "agent-run-r42", "x"), Map.of(), null, ours))
           .as(resource)
           .isEmpty();
@@ -222,6 +222,16 @@ class AdmissionPolicyCelTest {
     cases.put(
         "a pod in an agent-run-* namespace it does not manage",
         refusals(namespacedCreate("pods", "agent-run-theirs", "p"), Map.of(), null, foreignRun));
+    cases.put(
+        "a Secret in kube-system",
+        refusals(namespacedCreate("secrets", "kube-system", "s"), Map.of(), null, kubeSystem));
+    cases.put(
+        "a Secret at home, beside the control plane's own",
+        refusals(
+            namespacedCreate("secrets", "agent-sandbox", "s"),
+            Map.of(),
+            null,
+            namespace("agent-sandbox", Map.of())));
     cases.put(
         "a ConfigMap at home",
         refusals(

@@ -488,10 +488,12 @@ class KubernetesBackendTest {
   @Test
   void aProxyThatNeverBecomesReadyFailsTheLaunchAndDeletesTheNamespace() {
     cluster.serveProxy("r9", "10.43.0.26", "Running", false);
+    // Long enough for the test's controller to give the Service its ClusterIP even on a loaded
+    // machine (0.5 s once was not), so that what runs out is the wait for readiness.
     KubernetesBackend impatient =
         new KubernetesBackend(
             client,
-            Specs.config().withTimings(Duration.ofMillis(500), Duration.ofMillis(20)),
+            Specs.config().withTimings(Duration.ofSeconds(3), Duration.ofMillis(20)),
             Clock.systemUTC());
     assertThatThrownBy(() -> impatient.launch(Specs.spec("r9"), listener))
         .isInstanceOf(UnableToLaunchSandboxException.class)

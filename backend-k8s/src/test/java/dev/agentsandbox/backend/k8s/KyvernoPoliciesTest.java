@@ -178,12 +178,34 @@ class KyvernoPoliciesTest {
             "spec",
             K8S.convertValue(
                 bundle.get(Job.class, "agent").getSpec().getTemplate().getSpec(), Map.class));
+    // With credentials, the agent's pod has one more init container and two more volumes.
+    Map<String, Object> withCredentials =
+        Map.of(
+            "kind",
+            "Pod",
+            "spec",
+            K8S.convertValue(
+                new BundleFactory(Specs.config())
+                    .build(
+                        Specs.withCredentials("r43"),
+                        Optional.of("gvisor"),
+                        Optional.of("10.43.0.9"))
+                    .get(Job.class, "agent")
+                    .getSpec()
+                    .getTemplate()
+                    .getSpec(),
+                Map.class));
     return podRules()
         .flatMap(
             rule ->
                 Stream.of(
                     Arguments.of(rule.get()[0], "proxy pod", rule.get()[1], proxy),
-                    Arguments.of(rule.get()[0], "agent pod", rule.get()[1], agent)));
+                    Arguments.of(rule.get()[0], "agent pod", rule.get()[1], agent),
+                    Arguments.of(
+                        rule.get()[0],
+                        "agent pod with credentials",
+                        rule.get()[1],
+                        withCredentials)));
   }
 
   @ParameterizedTest(name = "{0} admits the backend's {1}")
@@ -363,8 +385,7 @@ class KyvernoPoliciesTest {
 
   private static final Set<String> FORBIDDEN_VERBS = Set.of("bind", "escalate", "impersonate", "*");
   private static final Set<String> FORBIDDEN_RESOURCES =
-      Set.of(
-          "secrets", "pods/exec", "pods/attach", "pods/portforward", "nodes", "nodes/proxy", "*");
+      Set.of("pods/exec", "pods/attach", "pods/portforward", "nodes", "nodes/proxy", "*");
 
   @SuppressWarnings("unchecked")
   private static List<Map<String, Object>> launcherRules() {
@@ -387,6 +408,49 @@ class KyvernoPoliciesTest {
                   .doesNotContainAnyElementsOf(FORBIDDEN_RESOURCES);
               assertThat((List<String>) r.get("apiGroups")).doesNotContain("*");
             });
+    // It writes a run's credentials Secret and can never read one back, anywhere.
+    assertThat(launcherRules())
+        .filteredOn(r -> ((List<String>) r.get("resources")).contains("secrets"))
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat((List<String>) r.get("resources")).containsExactly("secrets");
+              assertThat((List<String>) r.get("verbs")).containsExactly("create");
+            });
+  }
+
+  /**
+   * Kyverno's rule that keeps the launcher's writes inside agent-run-* namespaces lists kinds; a
+   * kind the bundle creates and the list lacks could be written into any namespace.
+   */
+  @Test
+  @SuppressWarnings("unchecked")
+  void launcherConfinementCoversEveryNamespacedKindOfTheBundle() {
+    Map<String, Object> launcher =
+        clusterPolicies().stream()
+            .filter(p -> name(p).equals("agent-sandbox-restrict-launcher"))
+            .findFirst()
+            .orElseThrow();
+    Map<String, Object> writes =
+        rules(launcher).stream()
+            .filter(r -> "launcher-writes-only-in-agent-run-namespaces".equals(r.get("name")))
+            .findFirst()
+            .orElseThrow();
+    List<String> kinds =
+        (List<String>)
+            map(((List<Map<String, Object>>) map(writes, "match").get("any")).get(0), "resources")
+                .get("kinds");
+    KubernetesBundle bundle =
+        new BundleFactory(Specs.config())
+            .build(Specs.withCredentials("r42"), Optional.of("gvisor"), Optional.empty());
+    List<String> namespaced =
+        bundle.objects().stream()
+            .filter(o -> o.getMetadata().getNamespace() != null)
+            .map(io.fabric8.kubernetes.api.model.HasMetadata::getKind)
+            .distinct()
+            .toList();
+    assertThat(namespaced).contains("Secret", "Job", "Pod");
+    assertThat(kinds).containsAll(namespaced);
   }
 
   @Test
@@ -404,10 +468,11 @@ class KyvernoPoliciesTest {
             Map.entry("ConfigMap", "configmaps"),
             Map.entry("Pod", "pods"),
             Map.entry("Service", "services"),
+            Map.entry("Secret", "secrets"),
             Map.entry("Job", "jobs"));
     KubernetesBundle bundle =
         new BundleFactory(Specs.config())
-            .build(Specs.spec("r42"), Optional.empty(), Optional.empty());
+            .build(Specs.withCredentials("r42"), Optional.empty(), Optional.empty());
     for (var object : bundle.objects()) {
       String resource = plural.get(object.getKind());
       String group =

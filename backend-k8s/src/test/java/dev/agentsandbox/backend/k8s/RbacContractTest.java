@@ -36,6 +36,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -299,6 +300,7 @@ class RbacContractTest {
             "get runtimeclasses",
             "create namespaces",
             "create jobs",
+            "create secrets",
             "get pods/log",
             "delete jobs",
             "delete namespaces",
@@ -410,9 +412,9 @@ class RbacContractTest {
       assertThat(backend.probe().available()).isTrue();
       backend.plan(Specs.spec("c1"));
 
-      // A run that ends by itself: launch, await, logs, teardown.
+      // A run with credentials that ends by itself: launch, await, logs, teardown.
       cluster.serveProxy("c1", "10.43.0.10");
-      Sandbox first = backend.launch(Specs.spec("c1"), listener);
+      Sandbox first = backend.launch(Specs.withCredentials("c1"), listener);
       cluster.agentPod("c1", 0);
       cluster.logs("c1", "hello\n", "{\"decision\":\"allow\"}\n");
       cluster.finishJob("c1", "Complete", null);
@@ -479,12 +481,10 @@ class RbacContractTest {
   }
 
   /** Waits for a condition, failing after a generous bound (the bound is not a speed claim). */
-  private static void awaitTrue(String what, BooleanSupplier condition)
-      throws InterruptedException {
-    Instant until = Instant.now().plus(Duration.ofSeconds(60));
-    while (!condition.getAsBoolean()) {
-      assertThat(Instant.now()).as("still waiting: " + what).isBefore(until);
-      Thread.sleep(20);
-    }
+  private static void awaitTrue(String what, BooleanSupplier condition) {
+    Awaitility.await(what)
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(20))
+        .until(condition::getAsBoolean);
   }
 }

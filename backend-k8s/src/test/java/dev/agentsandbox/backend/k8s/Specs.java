@@ -1,5 +1,6 @@
 package dev.agentsandbox.backend.k8s;
 
+import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.InternalDestination;
@@ -40,9 +41,48 @@ final class Specs {
               new TreeSet<>(List.of(8080))),
           new TreeSet<>(List.of(4000)));
 
+  /**
+   * The run verify-fence.sh builds (deploy/k3s/sandbox/fence-probe.yaml): one internal range on TCP
+   * 8443, whose placeholder {@code 192.0.2.1/32} the script replaces by its target pod's /32.
+   */
+  static RunSpec fenceProbe(String targetCidr) {
+    return spec("fenceprobe", List.of(range("fence-target", targetCidr, 8443)), false);
+  }
+
   /** A range destination on the given ports. */
   static InternalDestination range(String name, String cidr, Integer... ports) {
     return InternalDestination.range(name, Cidr.parse(cidr), new TreeSet<>(List.of(ports)));
+  }
+
+  /** The value of {@link #withCredentials}' token, to look for where it must never be. */
+  static final String TOKEN = "asb_rt_k8s-7f3c9e1d0b2a4c6e8f";
+
+  /** The value of {@link #withCredentials}' JWT. */
+  static final String JWT = "eyJhbGciOiJFUzI1NiJ9.eyJydW5faWQiOiJrMSJ9.c2lnbmF0dXJl";
+
+  /**
+   * The run with two credentials: a run token as a file only, a JWT as a file and as {@code
+   * LLM_TOKEN}, and the playbook's run labels.
+   */
+  static RunSpec withCredentials(String runId) {
+    RunSpec base = spec(runId);
+    return new RunSpec(
+            base.runId(),
+            base.agent(),
+            base.image(),
+            base.command(),
+            base.env(),
+            base.egress(),
+            base.resources(),
+            base.ttl(),
+            base.expiresAt(),
+            false,
+            Map.of("owner", "alice", "task-ref", "JIRA-1042"),
+            List.of())
+        .withCredentials(
+            List.of(
+                new RunCredential("run-token", TOKEN, Optional.empty(), EXPIRES),
+                new RunCredential("llm.jwt", JWT, Optional.of("LLM_TOKEN"), EXPIRES)));
   }
 
   static RunSpec spec(

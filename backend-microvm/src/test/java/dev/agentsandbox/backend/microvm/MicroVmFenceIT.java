@@ -11,6 +11,8 @@ import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.microvm.MicroVmItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.RunEgress;
+import dev.agentsandbox.testing.Host;
+import dev.agentsandbox.testing.HostDrill;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -39,7 +41,7 @@ class MicroVmFenceIT {
       Pattern.compile("=== begin (\\S+)\\n(.*?)=== end \\1 status (\\d+)", Pattern.DOTALL);
 
   private static MicroVmBackend backend;
-  private static FenceDrill drill;
+  private static HostDrill drill;
   private static MicroVmSandbox a;
   private static MicroVmSandbox b;
   private static final RecordingListener A_OUT = new RecordingListener();
@@ -58,11 +60,11 @@ class MicroVmFenceIT {
   }
 
   private static String directUrl() {
-    return "http://" + FenceDrill.UPSTREAM_ADDRESS + ":" + drill.upstreamPort() + "/";
+    return "http://" + drill.upstreamAddress() + ":" + drill.upstreamPort() + "/";
   }
 
   private static String metadataUrl() {
-    return "http://" + FenceDrill.METADATA_ADDRESS + ":" + drill.metadataPort() + "/";
+    return "http://" + HostDrill.METADATA_ADDRESS + ":" + drill.metadataPort() + "/";
   }
 
   static Map<String, Row> table() throws Exception {
@@ -120,7 +122,7 @@ class MicroVmFenceIT {
             s -> {
               assertThat(s.output())
                   .as(s.toString())
-                  .doesNotContain(FenceDrill.UPSTREAM_ADDRESS)
+                  .doesNotContain(drill.upstreamAddress())
                   .doesNotContainIgnoringCase("NXDOMAIN");
               assertThat(s.status()).isNotZero();
             }));
@@ -144,7 +146,7 @@ class MicroVmFenceIT {
                     .doesNotContain("metadata-secret")
                     .contains(" 403")));
     StringBuilder everyAddress = new StringBuilder();
-    for (String address : FenceDrill.hostAddresses()) {
+    for (String address : drill.hostAddresses()) {
       everyAddress
           .append("echo \"-- ")
           .append(address)
@@ -243,9 +245,9 @@ class MicroVmFenceIT {
             "",
             s -> {
               try {
-                assertThat(FenceDrill.output("curl", "-sS", "-m", "10", directUrl()))
+                assertThat(Host.output("curl", "-sS", "-m", "10", directUrl()))
                     .contains("hello from upstream");
-                assertThat(FenceDrill.output("curl", "-sS", "-m", "10", metadataUrl()))
+                assertThat(Host.output("curl", "-sS", "-m", "10", metadataUrl()))
                     .contains("metadata-secret");
               } catch (Exception e) {
                 throw new AssertionError(e);
@@ -259,7 +261,7 @@ class MicroVmFenceIT {
             s -> {
               try {
                 assertThat(
-                        FenceDrill.output(
+                        Host.output(
                             "curl",
                             "-sS",
                             "-m",
@@ -278,7 +280,7 @@ class MicroVmFenceIT {
             s -> {
               try {
                 assertThat(
-                        FenceDrill.output(
+                        Host.output(
                             "curl",
                             "-sS",
                             "-m",
@@ -305,7 +307,7 @@ class MicroVmFenceIT {
                 String uid = a.placement().proxyUid();
                 String local = "http://127.0.0.1:" + hostPort + "/";
                 String asProxy =
-                    FenceDrill.output(
+                    Host.output(
                         "setpriv",
                         "--reuid",
                         uid,
@@ -319,10 +321,9 @@ class MicroVmFenceIT {
                         local);
                 assertThat(asProxy).doesNotContain("host-service");
                 // Control: the same request as root, and the declared internal range as the proxy.
-                assertThat(FenceDrill.output("curl", "-sS", "-m", "10", local))
-                    .contains("host-service");
+                assertThat(Host.output("curl", "-sS", "-m", "10", local)).contains("host-service");
                 assertThat(
-                        FenceDrill.output(
+                        Host.output(
                             "setpriv",
                             "--reuid",
                             uid,
@@ -365,7 +366,7 @@ class MicroVmFenceIT {
   @BeforeAll
   static void standUp() throws Exception {
     backend = MicroVmItSupport.requireBackend();
-    drill = FenceDrill.start();
+    drill = MicroVmItSupport.startDrill();
     b =
         (MicroVmSandbox)
             backend.launch(
@@ -388,8 +389,8 @@ class MicroVmFenceIT {
             Optional.empty(),
             List.of(
                 dev.agentsandbox.policy.config.InternalDestination.range(
-                    "upstream", FenceDrill.UPSTREAM_CIDR, drill.upstreamPort())),
-            Map.of("upstream.test", List.of(FenceDrill.UPSTREAM_ADDRESS)));
+                    "upstream", drill.upstreamCidr(), drill.upstreamPort())),
+            Map.of("upstream.test", List.of(drill.upstreamAddress())));
     // A's rows need B's addresses (known once B is launched) and A's own tap address, which the
     // script reads from its default route; rows judged on the host read A's placement later.
     rows = table();

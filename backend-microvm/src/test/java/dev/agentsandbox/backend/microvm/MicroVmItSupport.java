@@ -9,7 +9,10 @@ import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
+import dev.agentsandbox.testing.Host;
+import dev.agentsandbox.testing.HostDrill;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +34,15 @@ final class MicroVmItSupport {
   static final String WORKLOAD_IMAGE = "agent-sandbox/workload:dev";
   static final Path PROXY_JAR = Path.of("..", "proxy", "target", "agent-sandbox-proxy.jar");
 
+  /** The microVM tests' drill: its own links and upstream address, apart from the Docker tests'. */
+  static final HostDrill.Layout DRILL =
+      new HostDrill.Layout("asbm-up0", "asbm-meta0", "198.18.78.1", "0.0.0.0");
+
   private MicroVmItSupport() {}
+
+  static HostDrill startDrill() throws IOException, InterruptedException {
+    return HostDrill.start(DRILL);
+  }
 
   static MicroVmConfig config() {
     String java = ProcessHandle.current().info().command().orElse("java");
@@ -121,7 +132,7 @@ final class MicroVmItSupport {
 
   /** The table's set elements that name a test run. */
   static String fenceElementsOfTests() throws Exception {
-    String table = FenceDrill.output("nft", "list", "table", "inet", NftFence.TABLE);
+    String table = Host.output("nft", "list", "table", "inet", NftFence.TABLE);
     return table.lines().filter(l -> l.contains("run itvm")).reduce("", (a, b) -> a + b + "\n");
   }
 

@@ -28,6 +28,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -111,12 +112,11 @@ class MicroVmLifecycleIT {
   }
 
   /** Waits (bounded) until the workload has written its file. */
-  private static void awaitWritten(RecordingListener listener) throws InterruptedException {
-    Instant until = Instant.now().plus(backend.config().bootTimeout());
-    while (!listener.output().contains("written") && Instant.now().isBefore(until)) {
-      Thread.sleep(200);
-    }
-    assertThat(listener.output()).contains("written");
+  private static void awaitWritten(RecordingListener listener) {
+    Awaitility.await("the workload wrote its file")
+        .atMost(backend.config().bootTimeout())
+        .pollInterval(Duration.ofMillis(200))
+        .untilAsserted(() -> assertThat(listener.output()).contains("written"));
   }
 
   /** The files in a sandbox's outputs, by name, with their content. */
@@ -134,14 +134,11 @@ class MicroVmLifecycleIT {
   }
 
   /** Waits (bounded) until the guest reports that its command starts. */
-  private static void awaitGuestReady(MicroVmSandbox sandbox) throws InterruptedException {
-    Instant until = Instant.now().plus(backend.config().bootTimeout());
-    while (sandbox.guestReadyAt().isEmpty() && Instant.now().isBefore(until)) {
-      Thread.sleep(200);
-    }
-    assertThat(sandbox.guestReadyAt())
-        .as("the guest of " + sandbox.runId() + " booted")
-        .isPresent();
+  private static void awaitGuestReady(MicroVmSandbox sandbox) {
+    Awaitility.await("the guest of " + sandbox.runId() + " booted")
+        .atMost(backend.config().bootTimeout())
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> sandbox.guestReadyAt().isPresent());
   }
 
   @Test

@@ -20,7 +20,8 @@ import java.util.TreeMap;
  * @param allow the agent's sandbox allow-list
  * @param instanceAllow the instance egress policy of the agent's scope; empty means unrestricted
  * @param internal declared internal destinations that allowed names may resolve to, with ports
- * @param hosts a fixed name-to-addresses table used instead of DNS; empty means DNS
+ * @param hosts a fixed name-to-addresses table used instead of DNS for every name (a name not in it
+ *     does not resolve); absent means DNS
  * @param dnsServer the only name server to ask, {@code HOST:PORT}
  * @param runId the run the proxy serves, written into every decision
  * @param decisions a file path for decision lines, or {@code -} for standard output
@@ -65,7 +66,9 @@ public record ProxyPolicy(
         egress.allow(),
         egress.instanceAllow(),
         egress.internal().stream().map(InternalDestination::rule).toList(),
-        Optional.of(egress.hosts()),
+        // No table means DNS. An empty table present would make the proxy resolve nothing at all:
+        // every allowed name refused as "not in the hosts table".
+        egress.hosts().isEmpty() ? Optional.empty() : Optional.of(egress.hosts()),
         Optional.empty(),
         Optional.of(runId),
         Optional.of(DECISIONS_TO_STDOUT),

@@ -16,7 +16,8 @@ import java.util.Optional;
  * @param instanceAllow the instance egress policy for the agent's scope; empty means unrestricted
  * @param internal the agent's internal destinations that allowed names may resolve to, each on its
  *     own ports
- * @param hosts static name-to-address mappings the proxy uses instead of DNS for those names
+ * @param hosts static name-to-address mappings the proxy uses instead of DNS: when there are any,
+ *     the proxy resolves every name from them alone (tests, air-gapped sites); none means DNS
  */
 public record RunEgress(
     AllowList allow,

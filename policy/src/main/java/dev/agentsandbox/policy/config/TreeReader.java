@@ -105,7 +105,7 @@ final class TreeReader {
       return absent;
     }
     if (number.stripTrailingZeros().scale() > 0) {
-      problem(path, "must be a whole number, not " + number.toPlainString());
+      problem(path, "must be a whole number, not " + shown(number));
       return absent;
     }
     if (!within(path, number, min, max)) {
@@ -137,8 +137,19 @@ final class TreeReader {
         && number.compareTo(BigDecimal.valueOf(max.doubleValue())) <= 0) {
       return true;
     }
-    problem(path, "must be from " + min + " to " + max + ", not " + echo(number.toPlainString()));
+    problem(path, "must be from " + min + " to " + max + ", not " + shown(number));
     return false;
+  }
+
+  /**
+   * A number as a message shows it: plain where that is short, else in scientific notation, then
+   * cut to the echo's length. Never {@code toPlainString} of {@code 1e999999999}: that is a string
+   * of a billion digits, built from eleven bytes of request.
+   */
+  private static String shown(BigDecimal number) {
+    long exponent = (long) number.precision() - number.scale() - 1;
+    boolean plainIsShort = Math.abs(exponent) <= 40 && number.precision() <= 40;
+    return echo(plainIsShort ? number.toPlainString() : number.toString());
   }
 
   private BigDecimal decimal(String path, Object value) {

@@ -115,6 +115,15 @@ class SandboxConfigTest {
             agentDoc(Map.of("ttl_seconds", 1.5)),
             "agents.helper.ttl_seconds: must be a whole number"),
         Arguments.of(
+            // Eleven bytes of JSON; written out plainly it would be a billion digits.
+            "a huge exponent is named in scientific notation",
+            agentDoc(Map.of("ttl_seconds", new java.math.BigDecimal("1e999999999"))),
+            "agents.helper.ttl_seconds: must be from 1 to 14400, not 1E+999999999"),
+        Arguments.of(
+            "a tiny fraction is named in scientific notation",
+            agentDoc(Map.of("ttl_seconds", new java.math.BigDecimal("1e-999999999"))),
+            "agents.helper.ttl_seconds: must be a whole number, not 1E-999999999"),
+        Arguments.of(
             "memory over its cap is refused",
             agentDoc(Map.of("resources", Map.of("memory_mb", 1_000_000))),
             "agents.helper.resources.memory_mb: must be from 64 to 16384"),

@@ -92,6 +92,66 @@ class KubernetesPlanTest {
     }
   }
 
+  /**
+   * An agent with credentials: the plan shows the run's Secret with each credential's key and a
+   * redacted value, and the Job reading the variable from it, mints nothing and creates nothing.
+   */
+  @Test
+  void planOfAnAgentWithCredentialsShowsTheSecretsKeysAndNoValue(@TempDir Path dir)
+      throws Exception {
+    KubernetesBackend backend =
+        new KubernetesBackend(
+            client,
+            KubernetesBackendConfig.defaults("agent-sandbox/proxy:dev", "agent-sandbox"),
+            Clock.systemUTC());
+    HttpClient http = ContractCheckedHttpClient.create();
+    try (Store store = Store.open("jdbc:sqlite:" + dir.resolve("k8s.db"));
+        AgentSandboxServer server =
+            AgentSandboxServer.start(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                store,
+                new RunWiring(
+                    List.of(backend),
+                    OperatorEgress.NONE,
+                    RunSettings.defaults("k8s-plan-test"),
+                    RunWiring.every(Duration.ofHours(1))))) {
+      String token = store.tokens().create("admin", Scopes.ALL, null).secret();
+      HttpResponse<String> put =
+          http.send(
+              HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE))
+                  .header("Authorization", "Bearer " + token)
+                  .header("Content-Type", "application/json")
+                  .PUT(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"enabled\": true, \"backend\": \"k8s\", \"reason\": \"test\","
+                              + " \"agents\": {\"helper\": {\"allow\": [\"api.vendor.com\"],"
+                              + " \"credentials\": {\"self\": {\"source\": \"run-token\","
+                              + " \"env\": \"SELF_TOKEN\"}}}}}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+      int tokensBefore = store.tokens().list().size();
+      int namespacesBefore = client.namespaces().list().getItems().size();
+
+      HttpResponse<String> plan = plan(http, server, token, "application/json");
+      assertThat(plan.statusCode()).as(plan.body()).isEqualTo(200);
+      JsonNode manifests = JSON.readTree(plan.body()).path("manifests");
+      JsonNode secret = manifests.get(manifests.size() - 2);
+      assertThat(secret.path("kind").asText()).isEqualTo("Secret");
+      assertThat(secret.path("name").asText()).isEqualTo("run-credentials");
+      assertThat(secret.path("body").path("stringData").path("self").asText())
+          .isEqualTo("<redacted>");
+      assertThat(secret.path("body").path("immutable").asBoolean()).isTrue();
+      JsonNode job = manifests.get(manifests.size() - 1);
+      assertThat(job.path("kind").asText()).isEqualTo("Job");
+      assertThat(job.toString())
+          .contains("\"secretKeyRef\"", "\"key\":\"self\"", "\"name\":\"SELF_TOKEN\"");
+      assertThat(plan.body()).doesNotContain("minted at launch");
+      assertThat(store.tokens().list()).hasSize(tokensBefore);
+      assertThat(client.namespaces().list().getItems()).hasSize(namespacesBefore);
+    }
+  }
+
   private static HttpResponse<String> plan(
       HttpClient http, AgentSandboxServer server, String token, String accept) throws Exception {
     return http.send(

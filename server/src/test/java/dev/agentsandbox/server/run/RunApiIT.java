@@ -25,6 +25,7 @@ import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.LinkServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -55,7 +56,14 @@ class RunApiIT {
   private static final String BASE = "/api/admin/platform/agent-sandbox";
   private static final String IMAGE = "agent-sandbox/workload:dev";
 
-  private static UpstreamDrill upstream;
+  /**
+   * An upstream only this host carries: a port-less link holding one address from the benchmarking
+   * range (198.18.0.0/15, never routed on the internet), which the tests declare internal.
+   */
+  private static final String UPSTREAM_ADDRESS = "198.18.79.1";
+
+  private static final String UPSTREAM_BODY = "hello from upstream";
+  private static LinkServer upstream;
   private static Path dataDir;
   private static Store store;
   private static AgentSandboxServer server;
@@ -81,7 +89,7 @@ class RunApiIT {
         fail("RunApiIT needs image " + image + " (run images/build.sh)");
       }
     }
-    upstream = UpstreamDrill.start();
+    upstream = LinkServer.onLink("asb-runs0", UPSTREAM_ADDRESS, UPSTREAM_BODY);
     dataDir = Files.createTempDirectory("asb-run-it");
     store = Store.open("jdbc:sqlite:" + dataDir.resolve("it.db"));
     instanceId = "runapiit" + System.nanoTime();
@@ -99,7 +107,7 @@ class RunApiIT {
                           "internal": {"upstream": {"cidr": "%s/32", "ports": [%d]}}},
                "slow": {"allow": [], "image": "%s", "ttl_seconds": 3}}}
             """
-                .formatted(upstream.port(), IMAGE, UpstreamDrill.ADDRESS, upstream.port(), IMAGE),
+                .formatted(upstream.port(), IMAGE, UPSTREAM_ADDRESS, upstream.port(), IMAGE),
             "If-Match",
             "\"0\"");
     assertThat(put.path("version").asLong()).as(put.toString()).isEqualTo(1);
@@ -111,7 +119,7 @@ class RunApiIT {
         store,
         new RunWiring(
             List.of(new DockerBackend(docker, DockerBackendConfig.defaults())),
-            new OperatorEgress(Map.of("upstream.test", List.of(UpstreamDrill.ADDRESS))),
+            new OperatorEgress(Map.of("upstream.test", List.of(UPSTREAM_ADDRESS))),
             RunSettings.defaults(instanceId),
             RunWiring.every(Duration.ofHours(1))));
   }
@@ -181,9 +189,7 @@ class RunApiIT {
     assertThat(result.path("end").asText()).as(result.toString()).isEqualTo("exit");
     assertThat(result.path("status").asText()).isEqualTo("exited");
     assertThat(result.path("exit_status").asInt()).isEqualTo(3);
-    assertThat(result.path("output_tail").asText())
-        .contains(UpstreamDrill.BODY)
-        .contains("denied=403");
+    assertThat(result.path("output_tail").asText()).contains(UPSTREAM_BODY).contains("denied=403");
     List<String> decisions = new ArrayList<>();
     result
         .path("egress")

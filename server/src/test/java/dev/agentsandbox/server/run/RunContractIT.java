@@ -27,6 +27,7 @@ import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.LinkServer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -74,7 +75,11 @@ class RunContractIT {
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
   private static DockerClient docker;
-  private static UpstreamDrill upstream;
+
+  /** An upstream address only this host carries (benchmarking range), declared internal. */
+  private static final String UPSTREAM_ADDRESS = "198.18.79.1";
+
+  private static LinkServer upstream;
 
   /** The control plane the check service introspects tokens against, per test. */
   private static volatile AgentSandboxServer current;
@@ -96,8 +101,8 @@ class RunContractIT {
         fail("RunContractIT needs image " + image + " (run images/build.sh)");
       }
     }
-    upstream = UpstreamDrill.start();
-    upstream.server.createContext("/check", RunContractIT::check);
+    upstream = LinkServer.onLink("asb-runs0", UPSTREAM_ADDRESS, "hello from upstream");
+    upstream.handle("/check", RunContractIT::check);
   }
 
   @AfterAll
@@ -193,7 +198,7 @@ class RunContractIT {
                 store,
                 new RunWiring(
                     List.of(backend),
-                    new OperatorEgress(Map.of("upstream.test", List.of(UpstreamDrill.ADDRESS))),
+                    new OperatorEgress(Map.of("upstream.test", List.of(UPSTREAM_ADDRESS))),
                     RunSettings.defaults("contractit" + System.nanoTime()),
                     RunWiring.every(Duration.ofHours(1)),
                     new RunContractServices.Config(
@@ -222,7 +227,7 @@ class RunContractIT {
                   upstream.port(),
                   IMAGE,
                   runWithin.toSeconds(),
-                  UpstreamDrill.ADDRESS,
+                  UPSTREAM_ADDRESS,
                   upstream.port()),
           "If-Match",
           "\"0\"");
@@ -298,7 +303,7 @@ class RunContractIT {
               HttpRequest.newBuilder(
                       URI.create(
                           "http://"
-                              + UpstreamDrill.ADDRESS
+                              + UPSTREAM_ADDRESS
                               + ":"
                               + upstream.port()
                               + "/check?run="
