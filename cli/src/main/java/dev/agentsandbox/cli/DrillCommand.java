@@ -157,12 +157,14 @@ final class DrillCommand implements Callable<Integer> {
       description =
           "How many of the drill's runs live at once, 1 to 8 (default "
               + DrillRunner.PARALLEL
-              + "; 1 or 2 for a microVM backend under software emulation)")
-  int parallel = DrillRunner.PARALLEL;
+              + ", or "
+              + DrillRunner.PARALLEL_EMULATED
+              + " on a backend whose isolation is emulated: a microVM under software emulation)")
+  Integer parallel;
 
   @Override
   public Integer call() throws IOException, InterruptedException {
-    if (parallel < 1 || parallel > 8) {
+    if (parallel != null && (parallel < 1 || parallel > 8)) {
       throw new ParameterException(spec.commandLine(), "--parallel must be from 1 to 8");
     }
     if (agent == null) {
@@ -177,6 +179,7 @@ final class DrillCommand implements Callable<Integer> {
     try (AdminApi client = api.open(spec)) {
       Preflight preflight = preflight(client, drillId);
       DrillSetup setup = preflight.setup();
+      int atOnce = parallel != null ? parallel : defaultParallel(preflight.versions().isolation());
       Files.createDirectories(dir);
       err.println(
           "drill "
@@ -189,12 +192,14 @@ final class DrillCommand implements Callable<Integer> {
               + preflight.versions().runtime()
               + "), "
               + DrillSteps.all(setup).size()
-              + " steps, about "
-              + (setup.ttlSeconds() + 30)
+              + " steps, "
+              + atOnce
+              + " runs at a time, at least "
+              + setup.ttlSeconds()
               + " s");
       err.flush();
       List<DrillStep> steps = DrillSteps.all(setup);
-      DrillRunner runner = new DrillRunner(client, err, parallel);
+      DrillRunner runner = new DrillRunner(client, err, atOnce);
       // Ctrl-C or a failure mid-drill: what it started is killed, not left to its deadline.
       Thread onExit = new Thread(runner::killUnfinished, "drill-kill-unfinished");
       Runtime.getRuntime().addShutdownHook(onExit);
@@ -237,6 +242,15 @@ final class DrillCommand implements Callable<Integer> {
       summary(out, transcript, dir);
       return exitCode(transcript.verdict());
     }
+  }
+
+  /**
+   * How many runs live at once when {@code --parallel} is not given: fewer where every guest's CPU
+   * is emulated, since each guest then needs seconds of host CPU to boot and that time counts in
+   * its TTL (docs/runs.md).
+   */
+  static int defaultParallel(String isolation) {
+    return "emulated".equals(isolation) ? DrillRunner.PARALLEL_EMULATED : DrillRunner.PARALLEL;
   }
 
   /** 0 when every layer held, {@link #LAYER_FAILED} otherwise. */
@@ -383,7 +397,14 @@ final class DrillCommand implements Callable<Integer> {
   static Leftovers leftovers(AdminApi client, Map<String, DrillObservation> seen)
       throws IOException, InterruptedException {
     Map<String, String> runs = new LinkedHashMap<>();
+    List<DrillObservation> all = new ArrayList<>();
     for (DrillObservation observation : seen.values()) {
+      all.add(observation);
+      if (observation.peer() != null) {
+        all.add(observation.peer());
+      }
+    }
+    for (DrillObservation observation : all) {
       if (observation.runId() != null) {
         String status =
             client

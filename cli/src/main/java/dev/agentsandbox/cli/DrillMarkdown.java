@@ -106,12 +106,7 @@ final class DrillMarkdown {
             .append(", exit status ")
             .append(seen.exitStatus())
             .append(".\n\nOutput (redacted by the control plane):\n\n");
-        String output = seen.output();
-        fence(
-            md,
-            output.length() <= SHOWN_OUTPUT
-                ? output
-                : output.substring(0, SHOWN_OUTPUT) + "\n[... drill.json has more]");
+        fence(md, shown(seen.output()));
       }
       if (seen.refusal() != null) {
         md.append("API answer: ")
@@ -120,10 +115,21 @@ final class DrillMarkdown {
             .append(seen.refusal().error())
             .append("`.\n\n");
       }
+      DrillObservation target = seen.peer();
+      if (target != null) {
+        md.append("The other live sandbox, run `")
+            .append(target.runId())
+            .append("` (status ")
+            .append(target.status())
+            .append("), ran:\n\n");
+        fence(md, commandText(step.peerCommand() == null ? List.of() : step.peerCommand()));
+        md.append("Its output (redacted by the control plane):\n\n");
+        fence(md, shown(target.output()));
+      }
       checks(md, step.checks());
-      if (!seen.audit().isEmpty()) {
+      if (!seen.cited().isEmpty()) {
         md.append("\nAudit rows relied on:\n\n| Id | Type | Hash |\n| --- | --- | --- |\n");
-        for (AuditRef ref : seen.audit()) {
+        for (AuditRef ref : seen.cited()) {
           md.append("| ")
               .append(ref.id())
               .append(" | ")
@@ -171,9 +177,18 @@ final class DrillMarkdown {
     }
   }
 
+  private static String shown(String output) {
+    return output.length() <= SHOWN_OUTPUT
+        ? output
+        : output.substring(0, SHOWN_OUTPUT) + "\n[... drill.json has more]";
+  }
+
   private static String commandText(List<String> command) {
-    if (command.size() == 3 && command.get(0).equals("sh") && command.get(1).equals("-c")) {
-      return "sh -c '\n" + command.get(2) + "'";
+    if (command.size() >= 3 && command.get(0).equals("sh") && command.get(1).equals("-c")) {
+      return "sh -c '\n"
+          + command.get(2)
+          + "'"
+          + (command.size() > 3 ? " " + String.join(" ", command.subList(3, command.size())) : "");
     }
     return String.join(" ", command);
   }

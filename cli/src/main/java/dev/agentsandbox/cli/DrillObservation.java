@@ -22,6 +22,8 @@ import java.util.regex.Pattern;
  * @param egress the decisions of the run's proxy
  * @param audit the audit rows the judgement relies on, as the log holds them
  * @param refusal the API's answer to a request it was expected to refuse, or null
+ * @param peer for a step that attacks another live sandbox, what was seen of that sandbox's run
+ *     (the target, started by the drill first), else null
  */
 record DrillObservation(
     String runId,
@@ -31,7 +33,8 @@ record DrillObservation(
     String output,
     List<Decision> egress,
     List<AuditRef> audit,
-    Refusal refusal) {
+    Refusal refusal,
+    DrillObservation peer) {
   /** How much output a transcript keeps per step; the steps' scripts print far less. */
   static final int MAX_OUTPUT = 8192;
 
@@ -41,6 +44,34 @@ record DrillObservation(
     output = output == null ? "" : truncate(output);
     egress = egress == null ? List.of() : List.copyOf(egress);
     audit = audit == null ? List.of() : List.copyOf(audit);
+  }
+
+  /** What was seen of a step that involves one run alone (or none). */
+  DrillObservation(
+      String runId,
+      String status,
+      String end,
+      Integer exitStatus,
+      String output,
+      List<Decision> egress,
+      List<AuditRef> audit,
+      Refusal refusal) {
+    this(runId, status, end, exitStatus, output, egress, audit, refusal, null);
+  }
+
+  /** The same, with what was seen of the other live sandbox the step attacked. */
+  DrillObservation withPeer(DrillObservation target) {
+    return new DrillObservation(
+        runId, status, end, exitStatus, output, egress, audit, refusal, target);
+  }
+
+  /** The audit rows this observation cites, the peer's included. */
+  List<AuditRef> cited() {
+    List<AuditRef> all = new ArrayList<>(audit);
+    if (peer != null) {
+      all.addAll(peer.cited());
+    }
+    return all;
   }
 
   /** One decision of the run's proxy. */

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -29,6 +30,12 @@ import java.util.concurrent.Semaphore;
 final class DrillRunner {
   /** Runs of the drill live at once by default; the control plane's own cap is 16. */
   static final int PARALLEL = 4;
+
+  /**
+   * Runs live at once by default where the backend's isolation is emulated (QEMU under TCG): each
+   * guest needs seconds of host CPU to boot, so more at once on a small host only slows every one.
+   */
+  static final int PARALLEL_EMULATED = 2;
 
   /**
    * How long after its deadline a run may take to end and be torn down before the drill gives up.
@@ -85,13 +92,17 @@ final class DrillRunner {
             step.name(),
             pool.submit(
                 () -> {
-                  slots.acquire();
+                  // A step that attacks another live sandbox has two runs live at once.
+                  int needs = step.peer() == null ? 1 : Math.min(2, parallel);
+                  slots.acquire(needs);
                   try {
                     return step.refusedByApi()
                         ? observeRefusal(setup, step, auditBefore)
-                        : observeRun(setup, step);
+                        : step.peer() != null
+                            ? observeAgainstPeer(setup, step)
+                            : observeRun(setup, step);
                   } finally {
-                    slots.release();
+                    slots.release(needs);
                   }
                 }));
       }
@@ -120,21 +131,98 @@ final class DrillRunner {
 
   /** The request body of a step's run. */
   static Map<String, Object> body(DrillSetup setup, DrillStep step) {
+    return body(setup, step.name(), step.command(), step.env());
+  }
+
+  /** A run request of the drill: the step's label names the step (or its target). */
+  static Map<String, Object> body(
+      DrillSetup setup, String stepLabel, List<String> command, Map<String, String> env) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("agent", setup.agent());
-    body.put("command", step.command());
-    body.put("env", step.env());
-    body.put("labels", Map.of("drill", setup.drillId(), "drill-step", step.name()));
+    body.put("command", command);
+    body.put("env", env);
+    body.put("labels", Map.of("drill", setup.drillId(), "drill-step", stepLabel));
     return body;
   }
 
   private AdminApi.Answer start(DrillSetup setup, DrillStep step)
       throws IOException, InterruptedException {
+    return start(body(setup, step));
+  }
+
+  private AdminApi.Answer start(Map<String, Object> body) throws IOException, InterruptedException {
     return api.exchange(
         api.request(AdminApi.RUNS, Duration.ofMinutes(2))
             .header("Content-Type", "application/json")
-            .POST(AdminApi.json(body(setup, step)))
+            .POST(AdminApi.json(body))
             .build());
+  }
+
+  /**
+   * A step that attacks another live sandbox: its target is started first and watched until it has
+   * printed what the attack needs (at most the agent's TTL); then the attack runs with it and is
+   * followed to its end; only then is the target killed, so it was live for the whole attack, and
+   * followed to its teardown too.
+   */
+  private DrillObservation observeAgainstPeer(DrillSetup setup, DrillStep step)
+      throws IOException, InterruptedException {
+    AdminApi.Answer started =
+        start(body(setup, step.name() + "-target", step.peer().command(), Map.of()));
+    if (started.status() / 100 != 2) {
+      say(step, "target refused by the API: " + started.status());
+      return new DrillObservation(
+          null, null, null, null, "", List.of(), List.of(), refusal(started));
+    }
+    String targetId = started.json().path("run_id").asText();
+    live.add(targetId);
+    say(step, "target run " + targetId);
+    Instant until = Instant.now().plusSeconds(setup.ttlSeconds());
+    Optional<List<String>> learned = Optional.empty();
+    JsonNode target = api.get("read run " + targetId, AdminApi.RUNS + "/" + targetId);
+    while (live(target) && Instant.now().isBefore(until)) {
+      learned = step.peer().learned().apply(sofar(target));
+      if (learned.isPresent()) {
+        break;
+      }
+      Thread.sleep(POLL.toMillis());
+      target = api.get("read run " + targetId, AdminApi.RUNS + "/" + targetId);
+    }
+    DrillObservation attack;
+    if (learned.isPresent() && live(target)) {
+      List<String> command = new ArrayList<>(step.command());
+      command.addAll(learned.get());
+      AdminApi.Answer attacking = start(body(setup, step.name(), command, step.env()));
+      if (attacking.status() / 100 != 2) {
+        say(step, "refused by the API: " + attacking.status());
+        attack =
+            new DrillObservation(
+                null, null, null, null, "", List.of(), List.of(), refusal(attacking));
+      } else {
+        String runId = attacking.json().path("run_id").asText();
+        live.add(runId);
+        say(step, "run " + runId + " attacks " + learned.get());
+        attack = follow(setup, step, runId);
+      }
+    } else {
+      say(step, "target run " + targetId + " never said where it listens: no attack");
+      attack = new DrillObservation(null, null, null, null, "", List.of(), List.of(), null);
+    }
+    api.exchange(
+        api.request(AdminApi.RUNS + "/" + targetId, Duration.ofSeconds(30)).DELETE().build());
+    return attack.withPeer(follow(setup, step, targetId));
+  }
+
+  /** A live run's output so far, as an observation (for what the drill learns from it). */
+  private static DrillObservation sofar(JsonNode run) {
+    return new DrillObservation(
+        run.path("run_id").asText(null),
+        run.path("status").asText(null),
+        null,
+        null,
+        run.path("output_tail").asText(""),
+        List.of(),
+        List.of(),
+        null);
   }
 
   private DrillObservation observeRun(DrillSetup setup, DrillStep step)

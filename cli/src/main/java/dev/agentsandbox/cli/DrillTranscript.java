@@ -55,11 +55,16 @@ record DrillTranscript(
   record Configuration(
       long version, List<String> effectiveAllow, long ttlSeconds, JsonNode resources) {}
 
-  /** One step: what it tried, each layer's check, its verdict, and what was observed. */
+  /**
+   * One step: what it tried, each layer's check, its verdict, and what was observed; for a step
+   * that attacks another live sandbox, also the command of that sandbox's run ({@code
+   * peer_command}, else null).
+   */
   record StepResult(
       String name,
       String attack,
       List<String> command,
+      List<String> peerCommand,
       List<String> envKeys,
       String verdict,
       List<DrillCheck> checks,
@@ -68,11 +73,12 @@ record DrillTranscript(
     static StepResult of(DrillStep step, DrillObservation seen) {
       List<DrillCheck> checks = step.judge().apply(seen);
       List<Long> ids = new ArrayList<>();
-      seen.audit().forEach(r -> ids.add(r.id()));
+      seen.cited().forEach(r -> ids.add(r.id()));
       return new StepResult(
           step.name(),
           step.attack(),
-          step.command(),
+          step.commandAgainst(seen.peer()),
+          step.peer() == null ? null : step.peer().command(),
           step.env().keySet().stream().sorted().toList(),
           DrillStep.held(checks) ? HELD : FAILED,
           checks,

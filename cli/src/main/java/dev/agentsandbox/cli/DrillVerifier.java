@@ -21,7 +21,7 @@ final class DrillVerifier {
 
   static List<AuditRef> citedRows(DrillTranscript transcript) {
     List<AuditRef> rows = new ArrayList<>();
-    transcript.steps().forEach(s -> rows.addAll(s.observation().audit()));
+    transcript.steps().forEach(s -> rows.addAll(s.observation().cited()));
     return rows;
   }
 

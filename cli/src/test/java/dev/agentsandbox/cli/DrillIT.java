@@ -45,6 +45,12 @@ class DrillIT {
   private static final String METADATA_ADDRESS = "169.254.169.254";
   private static final String LINK = "asb-drill0";
   private static final Duration DRILL_LIMIT = Duration.ofMinutes(4);
+  private static final String QEMU_TCG = "qemu-tcg";
+  private static final long MICROVM_TTL_SECONDS = 120;
+  private static final Duration MICROVM_DRILL_LIMIT = Duration.ofMinutes(8);
+
+  /** The microVM backend's run directory (serve's default), where each live run has a folder. */
+  private static final Path MICROVM_RUN_DIR = Path.of("/run/agent-sandbox/microvm");
 
   private static Path dir;
   private static HttpServer outside;
@@ -83,7 +89,10 @@ class DrillIT {
 
   /** One control plane and the drill against it. */
   private static final class Side implements AutoCloseable {
+    /** runc or runsc (the Docker backend), or qemu-tcg (the microVM backend under emulation). */
     final String runtime;
+
+    final String backend;
     final Path data;
     final Process serve;
     final String base;
@@ -93,8 +102,9 @@ class DrillIT {
     CliProcess drill;
     Instant started;
 
-    Side(String runtime) throws Exception {
+    Side(String runtime, long ttlSeconds) throws Exception {
       this.runtime = runtime;
+      this.backend = runtime.equals(QEMU_TCG) ? "microvm" : "docker";
       this.data = Files.createDirectories(dir.resolve(runtime));
       this.serve = serve(data, runtime);
       this.base = CliProcess.awaitListening(serve);
@@ -102,37 +112,40 @@ class DrillIT {
       this.env =
           Map.of("AGENT_SANDBOX_CONFIG", data.resolve("cli.yaml").toString(), "NO_COLOR", "1");
       this.out = data.resolve("evidence");
-      configure(env, base, token, data);
+      configure(env, base, token, data, backend, ttlSeconds);
     }
 
-    void startDrill() throws IOException {
+    void startDrill(String... more) throws IOException {
       started = Instant.now();
-      drill =
-          CliProcess.start(
-              env,
-              "drill",
-              "--url",
-              base,
-              "--token-file",
-              token.toString(),
-              "--agent",
-              "drill",
-              "--backend",
-              "docker",
-              "--out",
-              out.toString(),
-              "--outside",
-              OUTSIDE_ADDRESS + ":" + outside.getAddress().getPort(),
-              "--metadata",
-              METADATA_ADDRESS + ":" + metadata.getAddress().getPort(),
-              "--host-target",
-              hostTarget,
-              // A name only this test uses: Docker's resolver answers nothing else either, and no
-              // lookup may leave this host.
-              "--dns-name",
-              "drill-it.agent-sandbox.invalid",
-              "--secret-path",
-              data.toAbsolutePath().toString());
+      List<String> args =
+          new ArrayList<>(
+              List.of(
+                  "drill",
+                  "--url",
+                  base,
+                  "--token-file",
+                  token.toString(),
+                  "--agent",
+                  "drill",
+                  "--backend",
+                  backend,
+                  "--out",
+                  out.toString(),
+                  "--outside",
+                  OUTSIDE_ADDRESS + ":" + outside.getAddress().getPort(),
+                  "--metadata",
+                  METADATA_ADDRESS + ":" + metadata.getAddress().getPort(),
+                  "--host-target",
+                  hostTarget,
+                  // A name only this test uses: Docker's resolver answers nothing else either, and
+                  // no
+                  // lookup may leave this host.
+                  "--dns-name",
+                  "drill-it.agent-sandbox.invalid",
+                  "--secret-path",
+                  data.toAbsolutePath().toString()));
+      args.addAll(List.of(more));
+      drill = CliProcess.start(env, args.toArray(String[]::new));
     }
 
     CliProcess cli(String... args) throws Exception {
@@ -161,8 +174,8 @@ class DrillIT {
   @Test
   void underRuncAndGvisorEveryLayerHoldsTheTranscriptVerifiesAndATamperedOneDoesNot()
       throws Exception {
-    try (Side runc = new Side("runc");
-        Side runsc = new Side("runsc")) {
+    try (Side runc = new Side("runc", 60);
+        Side runsc = new Side("runsc", 60)) {
       // An agent whose allow-list names the host the drill calls unlisted is refused up front.
       CliProcess refused =
           runc.cli("drill", "--agent", "open", "--out", runc.data.resolve("refused").toString());
@@ -173,12 +186,7 @@ class DrillIT {
       runc.startDrill();
       runsc.startDrill();
       for (Side side : List.of(runc, runsc)) {
-        int exit = side.drill.await(DRILL_LIMIT);
-        System.out.printf(
-            "DrillIT %s: drill took %d s%n",
-            side.runtime, Duration.between(side.started, Instant.now()).toSeconds());
-        assertThat(exit).as(side.runtime + ": " + side.drill).isZero();
-        assertThat(side.drill.outText()).contains("every layer held");
+        awaitHeld(side, DRILL_LIMIT);
       }
       assertThat(requests.get()).as("requests that reached a target of the drill").isZero();
       for (Side side : List.of(runc, runsc)) {
@@ -187,10 +195,36 @@ class DrillIT {
     }
   }
 
+  /**
+   * The same drill on the microVM backend under software emulation (this host's KVM cannot run the
+   * guest kernel): every step, the other-sandbox step included, on guests behind taps and the
+   * nftables fence, with the host-side proxies. Two runs at a time (the default under emulation)
+   * and a 120 s TTL: under TCG each guest needs seconds of CPU to boot, counted in its TTL
+   * (docs/runs.md).
+   */
+  @Test
+  void onTheMicroVmBackendUnderEmulationEveryLayerHoldsAndTheTranscriptVerifies() throws Exception {
+    try (Side microvm = new Side(QEMU_TCG, MICROVM_TTL_SECONDS)) {
+      microvm.startDrill();
+      awaitHeld(microvm, MICROVM_DRILL_LIMIT);
+      assertThat(requests.get()).as("requests that reached a target of the drill").isZero();
+      checkEvidence(microvm);
+    }
+  }
+
+  private static void awaitHeld(Side side, Duration limit) throws Exception {
+    int exit = side.drill.await(limit);
+    System.out.printf(
+        "DrillIT %s: drill took %d s%n",
+        side.runtime, Duration.between(side.started, Instant.now()).toSeconds());
+    assertThat(exit).as(side.runtime + ": " + side.drill).isZero();
+    assertThat(side.drill.outText()).contains("every layer held");
+  }
+
   private static void checkEvidence(Side side) throws Exception {
     JsonNode transcript = JSON.readTree(side.out.resolve("drill.json").toFile());
     assertThat(transcript.path("verdict").asText()).isEqualTo("held");
-    assertThat(transcript.path("versions").path("backend").asText()).isEqualTo("docker");
+    assertThat(transcript.path("versions").path("backend").asText()).isEqualTo(side.backend);
     assertThat(transcript.path("versions").path("runtime").asText()).isEqualTo(side.runtime);
     assertThat(transcript.path("configuration").path("version").asLong()).isPositive();
     List<String> names = new ArrayList<>();
@@ -203,6 +237,9 @@ class DrillIT {
       if (step.path("observation").path("run_id").isTextual()) {
         runIds.add(step.path("observation").path("run_id").asText());
       }
+      if (step.path("observation").path("peer").path("run_id").isTextual()) {
+        runIds.add(step.path("observation").path("peer").path("run_id").asText());
+      }
     }
     assertThat(names)
         .containsExactly(
@@ -212,20 +249,33 @@ class DrillIT {
             "proxy-variables-through-api",
             "metadata-address",
             "host-and-gateway",
+            "another-live-sandbox",
             "dns",
             "secrets",
             "privilege-escalation",
             "fork-bomb",
             "memory-exhaustion",
             "run-forever");
-    assertThat(runIds).hasSize(11);
+    // Eleven steps run a sandbox; the other-sandbox step runs two.
+    assertThat(runIds).hasSize(13).doesNotHaveDuplicates();
     assertThat(step(transcript, "run-forever").path("observation").path("status").asText())
         .isEqualTo("deadline");
+    JsonNode other = step(transcript, "another-live-sandbox").path("observation");
+    assertThat(other.path("peer").path("status").asText()).isEqualTo("killed");
+    assertThat(other.path("output").asText()).contains("drill: done=yes");
+    // The target counted its own check (connection 1) and nothing else.
+    assertThat(other.path("peer").path("output").asText())
+        .contains("drill: connection=1", "drill: self-check=1", "drill: ready=yes")
+        .doesNotContain("drill: connection=2");
     assertThat(transcript.path("audit_chain").path("head_hash").asText()).hasSize(64);
     assertThat(Files.readString(side.out.resolve("drill.md")))
         .contains("**Verdict: every layer held**")
         .contains("### fork-bomb: held");
-    assertNothingLeft(runIds);
+    if (side.backend.equals("docker")) {
+      assertNothingLeft(runIds);
+    } else {
+      assertNoMicroVmLeft(runIds);
+    }
 
     CliProcess verified = side.cli("drill", "verify", side.out.resolve("drill.json").toString());
     assertThat(verified.await(Duration.ofSeconds(1))).as(verified.toString()).isZero();
@@ -253,7 +303,8 @@ class DrillIT {
     return fail("no step " + name);
   }
 
-  private static void configure(Map<String, String> env, String base, Path token, Path data)
+  private static void configure(
+      Map<String, String> env, String base, Path token, Path data, String backend, long ttlSeconds)
       throws Exception {
     CliProcess login =
         CliProcess.run(
@@ -269,25 +320,27 @@ class DrillIT {
             "it");
     assertThat(login.await(Duration.ofSeconds(1))).as(login.toString()).isZero();
     Path config = data.resolve("sandbox.yaml");
-    // ttl 60: the run-forever step waits for it; the other steps must end well before it on a
-    // busy 2-core machine (a memory hog under gVisor needs seconds to reach the cap).
+    // The ttl: the run-forever step waits for it; the other steps must end well before it on a
+    // busy 2-core machine (a memory hog under gVisor needs seconds to reach the cap, a guest under
+    // TCG seconds to boot).
     Files.writeString(
         config,
         """
         enabled: true
-        backend: docker
+        backend: %s
         agents:
           drill:
             allow: []
             image: agent-sandbox/workload:dev
-            ttl_seconds: 60
+            ttl_seconds: %d
             resources: {cpus: 1, memory_mb: 128, pids: 256}
           open:
             allow: [unlisted.drill.agent-sandbox.example]
             image: agent-sandbox/workload:dev
             ttl_seconds: 60
         version: 0
-        """);
+        """
+            .formatted(backend, ttlSeconds));
     CliProcess apply =
         CliProcess.run(
             env,
@@ -331,6 +384,52 @@ class DrillIT {
     }
   }
 
+  /**
+   * Nothing of the microVM runs is left on this host: no run directory, no tap whose alias names
+   * the run, no nftables element naming it, no process whose command line names its directory.
+   */
+  private static void assertNoMicroVmLeft(List<String> runIds) throws Exception {
+    String table = output("nft", "list", "table", "inet", "agent_sandbox");
+    List<String> aliases = new ArrayList<>();
+    try (var links = Files.list(Path.of("/sys/class/net"))) {
+      for (Path link : links.toList()) {
+        Path alias = link.resolve("ifalias");
+        if (Files.isReadable(alias)) {
+          aliases.add(link.getFileName() + " " + Files.readString(alias).strip());
+        }
+      }
+    }
+    for (String runId : runIds) {
+      assertThat(MICROVM_RUN_DIR.resolve(runId)).as("run directory of " + runId).doesNotExist();
+      assertThat(aliases).as("taps of run " + runId).noneMatch(a -> a.endsWith("run=" + runId));
+      assertThat(table.lines().filter(l -> l.contains("run " + runId)).toList())
+          .as("nftables elements of run " + runId)
+          .isEmpty();
+      assertThat(
+              ProcessHandle.allProcesses()
+                  .filter(
+                      p ->
+                          p.info()
+                              .arguments()
+                              .map(a -> String.join(" ", a))
+                              .orElse("")
+                              .contains(MICROVM_RUN_DIR.resolve(runId) + "/"))
+                  .map(ProcessHandle::pid)
+                  .toList())
+          .as("processes of run " + runId)
+          .isEmpty();
+    }
+  }
+
+  private static String output(String... command) throws IOException, InterruptedException {
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String text = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!process.waitFor(30, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+    }
+    return text;
+  }
+
   private static Process serve(Path data, String runtime) throws IOException {
     String java = ProcessHandle.current().info().command().orElse("java");
     return new ProcessBuilder(
@@ -346,7 +445,7 @@ class DrillIT {
             "--data-dir",
             data.toString(),
             "--microvm-accel",
-            "off",
+            runtime.equals(QEMU_TCG) ? "tcg" : "off",
             // A runtime name the daemon lacks means runc.
             "--docker-gvisor-runtime",
             runtime.equals("runsc") ? "runsc" : "none-drill-it",

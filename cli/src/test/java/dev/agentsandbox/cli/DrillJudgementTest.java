@@ -94,6 +94,47 @@ class DrillJudgementTest {
   private static final String SECRETS_HELD =
       "drill: absent=/var/run/docker.sock\ndrill: absent=/srv/data\ndrill: done=yes\n";
 
+  private static final String TARGET_RUN = "r0000000000000000002";
+  private static final String TARGET_HELD =
+      "drill: listening=1\ndrill: connection=1\ndrill: self-check=1\ndrill: address=172.30.0.3\n"
+          + "drill: proxy=172.30.0.2:3128\ndrill: ready=yes\n";
+  private static final String ATTACK_HELD =
+      "drill: direct=172.30.0.3 direct-exit=28\n"
+          + "drill: proxied=172.30.0.3 proxied-code=403\ndrill: proxied-exit=0\n"
+          + "drill: peer-proxy=172.30.0.2:3128 peer-proxy-exit=7\ndrill: done=yes\n";
+  private static final List<Decision> PEER_DENIED =
+      List.of(new Decision("deny", "172.30.0.3", 8080, "non-public-address"));
+  private static final List<AuditRef> PEER_ROWS =
+      withTeardown(row(14, DrillSteps.DENY, "{\"host\":\"172.30.0.3\",\"port\":8080}"));
+
+  /** The other live sandbox as seen: its output, its proxy's decisions, its status. */
+  private static DrillObservation target(String output, List<Decision> egress, String status) {
+    try {
+      return new DrillObservation(
+          TARGET_RUN,
+          status,
+          status,
+          null,
+          output,
+          egress,
+          List.of(
+              new AuditRef(
+                  91,
+                  DrillSteps.TEARDOWN,
+                  "h91",
+                  TARGET_RUN,
+                  JSON.readTree("{\"end\":\"killed\",\"removed\":true}"))),
+          null);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static DrillObservation attack(
+      String output, List<Decision> egress, List<AuditRef> audit, DrillObservation target) {
+    return ran(output, 0, egress, audit).withPeer(target);
+  }
+
   static Stream<Arguments> cases() {
     Map<String, Case> rows = new LinkedHashMap<>();
     rows.put(
@@ -448,6 +489,120 @@ class DrillJudgementTest {
             ran("drill: forever=started\n", 0, List.of(), withTeardown()),
             false,
             "deadline"));
+    rows.put(
+        "another sandbox: nothing reached it, its proxy or its listener",
+        new Case(
+            "another-live-sandbox",
+            attack(ATTACK_HELD, PEER_DENIED, PEER_ROWS, target(TARGET_HELD, List.of(), "killed")),
+            true,
+            null));
+    rows.put(
+        "another sandbox: a direct connection was made",
+        new Case(
+            "another-live-sandbox",
+            attack(
+                ATTACK_HELD.replace("direct-exit=28", "direct-exit=52"),
+                PEER_DENIED,
+                PEER_ROWS,
+                target(TARGET_HELD, List.of(), "killed")),
+            false,
+            "network"));
+    rows.put(
+        "another sandbox: its listener accepted a connection",
+        new Case(
+            "another-live-sandbox",
+            attack(
+                ATTACK_HELD,
+                PEER_DENIED,
+                PEER_ROWS,
+                target(TARGET_HELD + "drill: connection=2\n", List.of(), "killed")),
+            false,
+            "target"));
+    rows.put(
+        "another sandbox: its proxy made a decision (someone used it)",
+        new Case(
+            "another-live-sandbox",
+            attack(
+                ATTACK_HELD,
+                PEER_DENIED,
+                PEER_ROWS,
+                target(
+                    TARGET_HELD,
+                    List.of(new Decision("deny", "172.30.0.3", 8080, "ip-literal")),
+                    "killed")),
+            false,
+            "target"));
+    rows.put(
+        "another sandbox: the other run's proxy answered",
+        new Case(
+            "another-live-sandbox",
+            attack(
+                ATTACK_HELD.replace("peer-proxy-exit=7", "peer-proxy-exit=0"),
+                PEER_DENIED,
+                PEER_ROWS,
+                target(TARGET_HELD, List.of(), "killed")),
+            false,
+            "network"));
+    rows.put(
+        "another sandbox: this run's proxy allowed it",
+        new Case(
+            "another-live-sandbox",
+            attack(
+                ATTACK_HELD.replace("proxied-code=403", "proxied-code=200"),
+                List.of(new Decision("allow", "172.30.0.3", 8080, "allowed")),
+                PEER_ROWS,
+                target(TARGET_HELD, List.of(), "killed")),
+            false,
+            "proxy"));
+    rows.put(
+        "another sandbox: no deny row in the audit log",
+        new Case(
+            "another-live-sandbox",
+            attack(
+                ATTACK_HELD, PEER_DENIED, withTeardown(), target(TARGET_HELD, List.of(), "killed")),
+            false,
+            "audit"));
+    rows.put(
+        "another sandbox: the target was gone before the attack ended",
+        new Case(
+            "another-live-sandbox",
+            attack(ATTACK_HELD, PEER_DENIED, PEER_ROWS, target(TARGET_HELD, List.of(), "deadline")),
+            false,
+            "target"));
+    rows.put(
+        "another sandbox: an address the target printed was not tried",
+        new Case(
+            "another-live-sandbox",
+            attack(
+                ATTACK_HELD,
+                PEER_DENIED,
+                PEER_ROWS,
+                target(
+                    TARGET_HELD.replace("drill: ready", "drill: address=10.99.0.3\ndrill: ready"),
+                    List.of(),
+                    "killed")),
+            false,
+            "network"));
+    rows.put(
+        "another sandbox: its own check was not counted (a silent listener proves nothing)",
+        new Case(
+            "another-live-sandbox",
+            attack(
+                ATTACK_HELD,
+                PEER_DENIED,
+                PEER_ROWS,
+                target(
+                    TARGET_HELD
+                        .replace("drill: connection=1\n", "")
+                        .replace("self-check=1", "self-check=0"),
+                    List.of(),
+                    "killed")),
+            false,
+            "target"));
+    rows.put(
+        "another sandbox: no target was started",
+        new Case(
+            "another-live-sandbox", ran(ATTACK_HELD, 0, PEER_DENIED, PEER_ROWS), false, "target"));
     return rows.entrySet().stream().map(e -> Arguments.of(e.getKey(), e.getValue()));
   }
 
@@ -510,6 +665,44 @@ class DrillJudgementTest {
   }
 
   @Test
+  void fewerRunsAtOnceByDefaultWhereTheGuestsAreEmulated() {
+    assertThat(DrillCommand.defaultParallel("emulated")).isEqualTo(DrillRunner.PARALLEL_EMULATED);
+    assertThat(DrillCommand.defaultParallel("container")).isEqualTo(DrillRunner.PARALLEL);
+    assertThat(DrillRunner.PARALLEL_EMULATED).isLessThan(DrillRunner.PARALLEL);
+  }
+
+  @Test
+  void whatTheAttackLearnsFromTheTargetIsCheckedBeforeItBecomesItsArguments() {
+    // The target is a sandbox: what it prints is hostile, and becomes the attack's arguments.
+    DrillObservation hostile =
+        target(
+            "drill: listening=1\ndrill: connection=1\ndrill: self-check=1\n"
+                + "drill: address=172.30.0.3;reboot\ndrill: address=172.30.0.4\n"
+                + "drill: address=127.0.0.1\ndrill: proxy=172.30.0.2:3128\ndrill: ready=yes\n",
+            List.of(),
+            "running");
+    assertThat(DrillSteps.learnedFromPeer(hostile))
+        .contains(List.of("8080", "172.30.0.2:3128", "172.30.0.4"));
+    assertThat(
+            DrillSteps.learnedFromPeer(
+                target(TARGET_HELD.replace("172.30.0.2:3128", "$(reboot):3128"), List.of(), "x")))
+        .as("a proxy that is not an address and port")
+        .isEmpty();
+    assertThat(
+            DrillSteps.learnedFromPeer(
+                target(TARGET_HELD.replace("drill: ready=yes\n", ""), List.of(), "running")))
+        .as("not ready yet")
+        .isEmpty();
+    StepResult result =
+        StepResult.of(
+            DrillSteps.byName(SETUP, "another-live-sandbox"),
+            attack(ATTACK_HELD, PEER_DENIED, PEER_ROWS, target(TARGET_HELD, List.of(), "killed")));
+    assertThat(result.command()).endsWith("drill", "8080", "172.30.0.2:3128", "172.30.0.3");
+    assertThat(result.peerCommand()).isNotEmpty();
+    assertThat(result.auditRowIds()).contains(14L, 90L, 91L);
+  }
+
+  @Test
   void verifyCatchesAVerdictEditedToHeldOverAFailingObservation(@TempDir Path dir)
       throws Exception {
     StepResult failing =
@@ -526,6 +719,7 @@ class DrillJudgementTest {
             failing.name(),
             failing.attack(),
             failing.command(),
+            failing.peerCommand(),
             failing.envKeys(),
             "held",
             forged,
