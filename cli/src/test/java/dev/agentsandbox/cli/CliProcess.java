@@ -70,6 +70,10 @@ final class CliProcess implements AutoCloseable {
 
   static CliProcess start(Map<String, String> env, String... args) throws IOException {
     List<String> command = new ArrayList<>();
+    // As a shell starts a foreground command: SIGINT at its default. A build started in the
+    // background by a shell without job control (nohup ... &, some CI runners) passes SIGINT on
+    // ignored, and the JVM then cannot take Ctrl-C at all (CliRunIT's Ctrl-C test failed so).
+    command.addAll(List.of("env", "--default-signal=INT"));
     command.add(ProcessHandle.current().info().command().orElse("java"));
     command.add("--enable-native-access=ALL-UNNAMED");
     command.add("-jar");
