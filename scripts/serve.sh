@@ -27,6 +27,8 @@ fi
 asb_find_jdk jdk
 echo "serve.sh: building with $JAVA_HOME" >&2
 ./mvnw -B -q -DskipTests -pl cli -am package
+# The JDK's class cache for the jar just built (JDK 25+; bin/agent-sandbox uses it): a faster start.
+scripts/aot-cache.sh
 
 # The sandboxes' images (the per-run proxy and the default workload): no registry is assumed, so
 # they are built here, from this checkout, every time (a rebuild keeps them in step with the code).

@@ -5,7 +5,17 @@
 # build; the launcher only needs a runtime, so it passes "runtime".
 
 asb_java_major() {
-  # Prints the feature version of the java binary $1 (17, 21, 25, ...), or nothing.
+  # Prints the feature version of the java binary $1 (17, 21, 25, ...), or nothing. The JDK's
+  # `release` file says it without starting a JVM (which would add its own start to every command).
+  local release version
+  release="$(dirname "$(dirname "$1")")/release"
+  if [ -f "$release" ]; then
+    version=$(sed -n 's/^JAVA_VERSION="\([0-9][0-9]*\).*/\1/p' "$release" | head -n 1)
+    if [ -n "$version" ]; then
+      printf '%s\n' "$version"
+      return 0
+    fi
+  fi
   "$1" -XshowSettings:properties -version 2>&1 |
     sed -n 's/^ *java\.specification\.version = \([0-9][0-9]*\).*/\1/p' | head -n 1
 }

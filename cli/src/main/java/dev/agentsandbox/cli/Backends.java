@@ -74,19 +74,42 @@ final class Backends {
             withGvisorRuntime(
                 DockerBackendConfig.defaults().withProxyImage(options.proxyImage),
                 options.dockerGvisorRuntime)));
-    for (SandboxBackend backend : backends) {
-      Probe probe = backend.probe();
-      out.println(
-          "backend "
-              + backend.name()
-              + ": "
-              + (probe.available()
-                  ? "available, " + probe.runtime() + " (" + probe.isolation() + ")"
-                  : "unavailable")
-              + " - "
-              + probe.detail());
-    }
+    reportProbes(backends, out);
     return new RunWiring(backends, operator, RunSettings.defaults(instance), reaping);
+  }
+
+  /**
+   * Probes each backend on its own daemon thread and prints what it found when it has: a probe can
+   * take seconds (the microVM backend boots a guest under KVM to learn whether this host's KVM can
+   * run one), and the control plane need not wait for it to open its store and listen. A run or
+   * plan that arrives first probes for itself (a backend probes on every call, caching only what
+   * cannot change, such as the KVM boot), so nothing depends on these lines but the reader.
+   */
+  static void reportProbes(List<SandboxBackend> backends, PrintWriter out) {
+    for (SandboxBackend backend : backends) {
+      Thread probing =
+          new Thread(
+              () -> {
+                String line;
+                try {
+                  Probe probe = backend.probe();
+                  line =
+                      probe.available()
+                          ? "available, " + probe.runtime() + " (" + probe.isolation() + ")"
+                          : "unavailable";
+                  line += " - " + probe.detail();
+                } catch (RuntimeException e) {
+                  line = "unavailable - probing failed: " + e.getMessage();
+                }
+                synchronized (out) {
+                  out.println("backend " + backend.name() + ": " + line);
+                  out.flush();
+                }
+              },
+              "agent-sandbox-probe-" + backend.name());
+      probing.setDaemon(true);
+      probing.start();
+    }
   }
 
   /**

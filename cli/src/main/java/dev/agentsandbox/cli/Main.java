@@ -1,6 +1,7 @@
 package dev.agentsandbox.cli;
 
 import dev.agentsandbox.proxy.ProxyCommand;
+import java.util.Arrays;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -56,19 +57,28 @@ public final class Main {
   public static final int USAGE = 2;
 
   public static void main(String[] args) {
+    if (args.length > 0 && args[0].equals("serve")) {
+      System.exit(serveCommandLine().execute(Arrays.copyOfRange(args, 1, args.length)));
+    }
     System.exit(commandLine().execute(args));
+  }
+
+  /**
+   * {@code serve} alone, for the control plane's start: picocli builds the model of every
+   * subcommand by reflection before it parses (its class files are too old for the JDK's class
+   * caches to hold), and a control plane need not pay for the twelve it does not run. The same
+   * command, options, help and error handling as {@code agent-sandbox serve} in {@link
+   * #commandLine()} (CommandLineTest compares them).
+   */
+  static CommandLine serveCommandLine() {
+    CommandLine serve = new CommandLine(new ServeCommand());
+    serve.setCommandName("agent-sandbox serve");
+    return withErrorHandling(serve, "");
   }
 
   /** The command line with the project's error handling: a message, never a stack trace. */
   public static CommandLine commandLine() {
-    CommandLine commandLine = new CommandLine(new Main());
-    commandLine.setExecutionExceptionHandler(
-        (error, cmd, parseResult) -> {
-          cmd.getErr().println("agent-sandbox " + cmd.getCommandName() + ": " + error.getMessage());
-          cmd.getErr().flush();
-          return FAILED;
-        });
-    commandLine.setCaseInsensitiveEnumValuesAllowed(true);
+    CommandLine commandLine = withErrorHandling(new CommandLine(new Main()), "agent-sandbox ");
     // The proxy's command lives in its own module; its example is given here.
     commandLine
         .getSubcommands()
@@ -83,6 +93,17 @@ public final class Main {
         .footer(
             "  agent-sandbox proxy --listen 0.0.0.0:3128 --allow api.vendor.com --run-id r1",
             "(serve starts one per run; this is for testing the proxy by hand)");
+    return commandLine;
+  }
+
+  private static CommandLine withErrorHandling(CommandLine commandLine, String prefix) {
+    commandLine.setExecutionExceptionHandler(
+        (error, cmd, parseResult) -> {
+          cmd.getErr().println(prefix + cmd.getCommandName() + ": " + error.getMessage());
+          cmd.getErr().flush();
+          return FAILED;
+        });
+    commandLine.setCaseInsensitiveEnumValuesAllowed(true);
     return commandLine;
   }
 }

@@ -260,25 +260,37 @@ final class ServeCommand implements Callable<Integer> {
           Backends.wiring(this, out).withContract(RunContractOptions.config(this, data));
       AgentSandboxServer server = AgentSandboxServer.start(address, opened, wiring);
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
-      if (tokenFile.isPresent()) {
-        out.println(
-            "first admin token (all scopes) written to "
-                + written
-                + " (readable only by you; export AGENT_SANDBOX_TOKEN=$(cat "
-                + written
-                + "))");
-      } else if (Files.exists(written)) {
-        // A second start creates no token; say again where the first one is.
-        out.println("admin token: " + written + " (written on the first start, unless revoked)");
+      // The backends' probe lines come from their own threads (Backends.reportProbes).
+      synchronized (out) {
+        printStarted(out, opened, tokenFile, written, server);
       }
-      out.println("store: " + opened.dialect());
-      out.println("listening on " + server.baseUrl());
-      out.flush();
       return new Running(server, opened, tokenFile);
     } catch (RuntimeException e) {
       opened.close();
       throw e;
     }
+  }
+
+  private static void printStarted(
+      PrintWriter out,
+      Store opened,
+      Optional<Path> tokenFile,
+      Path written,
+      AgentSandboxServer server) {
+    if (tokenFile.isPresent()) {
+      out.println(
+          "first admin token (all scopes) written to "
+              + written
+              + " (readable only by you; export AGENT_SANDBOX_TOKEN=$(cat "
+              + written
+              + "))");
+    } else if (Files.exists(written)) {
+      // A second start creates no token; say again where the first one is.
+      out.println("admin token: " + written + " (written on the first start, unless revoked)");
+    }
+    out.println("store: " + opened.dialect());
+    out.println("listening on " + server.baseUrl());
+    out.flush();
   }
 
   private static String setting(String option, String env, String fallback) {

@@ -94,6 +94,33 @@ class CommandLineTest {
     }
   }
 
+  /** {@code main} runs {@code serve} without the rest of the tree; it must not show. */
+  @Test
+  void serveAloneHelpsAndFailsExactlyAsServeInTheTree() {
+    Run alone = run(Main.serveCommandLine(), "--help");
+    Run inTree = run(Main.commandLine(), "serve", "--help");
+    assertThat(alone.exit()).isZero();
+    assertThat(alone.out()).startsWith("Usage: agent-sandbox serve ").isEqualTo(inTree.out());
+
+    Run badOption = run(Main.serveCommandLine(), "--no-such-option");
+    Run badInTree = run(Main.commandLine(), "serve", "--no-such-option");
+    assertThat(badOption.exit()).isEqualTo(Main.USAGE).isEqualTo(badInTree.exit());
+    assertThat(badOption.err()).isEqualTo(badInTree.err()).contains("--no-such-option");
+
+    String db = "jdbc:sqlite:" + dir.resolve("store.db");
+    String[] failing = {
+      "--listen", "127.0.0.1:0", "--db", db, "--data-dir", dir.toString(), "--microvm-accel", "warp"
+    };
+    Run failed = run(Main.serveCommandLine(), failing);
+    List<String> inTreeArgs = new ArrayList<>(List.of("serve"));
+    inTreeArgs.addAll(List.of(failing));
+    Run failedInTree = run(Main.commandLine(), inTreeArgs.toArray(String[]::new));
+    assertThat(failed.exit()).isEqualTo(Main.FAILED).isEqualTo(failedInTree.exit());
+    assertThat(failed.err())
+        .isEqualTo(failedInTree.err())
+        .isEqualTo("agent-sandbox serve: --microvm-accel warp: expected kvm, tcg or off\n");
+  }
+
   private static void collect(CommandLine command, List<CommandLine> into) {
     into.add(command);
     command.getSubcommands().values().forEach(sub -> collect(sub, into));
