@@ -9,7 +9,9 @@ image built from main and a candidate built with AGENT_SANDBOX_PROXY_IMAGE=...:c
 
 Prints the load average, then per image: start-to-ready median/min/max in ms (measured from
 `docker start`, so container start is included; creation is not), the JVM's CPU time to ready, and
-its RSS 3 s after ready. Every container is labelled agent-sandbox.bench=proxy-image-start and
+its RSS 3 s after ready, split into anonymous memory (the proxy's own) and file-backed pages (the
+class cache and runtime files mapped from the image, shared in the page cache by every proxy of the
+same image on a host). Every container is labelled agent-sandbox.bench=proxy-image-start and
 removed. Needs root (reads the container process's /proc entry).
 """
 import json
@@ -64,11 +66,12 @@ def one(image):
         stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
         cpu_ms = (int(stat[11]) + int(stat[12])) * 1000 / os.sysconf("SC_CLK_TCK")
         time.sleep(3)
-        rss = -1.0
+        mem = {}
         for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1]) / 1024
-        return (ready - t0) * 1000, cpu_ms, rss
+            key = line.split(":", 1)[0]
+            if key in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+                mem[key] = int(line.split()[1]) / 1024
+        return (ready - t0) * 1000, cpu_ms, mem["VmRSS"], mem.get("RssAnon", -1.0), mem.get("RssFile", -1.0)
     finally:
         subprocess.run(["docker", "rm", "-f", cid], capture_output=True)
 
@@ -78,7 +81,9 @@ def measure(image):
     ms = [r[0] for r in rows]
     print(f"{image}: ready median {statistics.median(ms):.0f} ms (min {min(ms):.0f}, max {max(ms):.0f}), "
           f"CPU to ready median {statistics.median(r[1] for r in rows):.0f} ms, "
-          f"RSS idle median {statistics.median(r[2] for r in rows):.1f} MiB, n={STARTS}", flush=True)
+          f"RSS idle median {statistics.median(r[2] for r in rows):.1f} MiB "
+          f"(anonymous {statistics.median(r[3] for r in rows):.1f}, "
+          f"file-backed {statistics.median(r[4] for r in rows):.1f}), n={STARTS}", flush=True)
 
 
 print(f"load average before: {open('/proc/loadavg').read().split()[:3]}", flush=True)

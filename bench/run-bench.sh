@@ -4,11 +4,15 @@
 # bare runc; its column adds the VMM's resident memory): median launch-to-first-output and
 # whole-run time over N runs.
 #   bench/run-bench.sh [RUNS [COLUMN...]]   (RUNS default 10; COLUMNs among runc runsc runsc-warm
-#                                     (runsc with a warm pool of 1) qemu-tcg control-plane,
+#                                     (runsc with a warm pool of 1) qemu-tcg control-plane
+#                                     proxy-image,
 #                                     default all; needs a Docker daemon and images/build.sh's
 #                                     images; the microVM column needs install-host.sh's guest kernel)
 # The control-plane column (bench/control-plane-bench.py) times `serve` to ready on the embedded
-# store (RUNS starts) and the plan endpoint (200 plans), with no baseline beside it.
+# store (RUNS starts) and the plan endpoint (200 plans), with no baseline beside it; the proxy-image
+# column times the proxy image from `docker start` to ready and its idle memory, RUNS starts, as the
+# Docker backend runs it (bench/proxy-image-start.py; needs root). bench/proxy-bench.sh has the
+# proxy's other targets beside squid and tinyproxy.
 # Prints one JSON line per runtime; the numbers go to docs/benchmarks.md by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +20,7 @@ cd "$(dirname "$0")/.."
 asb_find_jdk runtime
 RUNS=${1:-10}
 shift $(( $# > 0 ? 1 : 0 ))
-COLUMNS=" ${*:-control-plane runc runsc runsc-warm qemu-tcg} "
+COLUMNS=" ${*:-control-plane proxy-image runc runsc runsc-warm qemu-tcg} "
 wanted() { [[ "$COLUMNS" == *" $1 "* ]]; }
 JAR=cli/target/agent-sandbox.jar
 [ -f "$JAR" ] || { asb_find_jdk jdk; ./mvnw -B -q -pl cli -am package -DskipTests; }
@@ -65,6 +69,9 @@ if wanted control-plane; then
   # What ships: the launcher with the AOT class cache that scripts/serve.sh trains after a build.
   if ! [ cli/target/agent-sandbox.aot -nt "$JAR" ]; then scripts/aot-cache.sh; fi
   python3 bench/control-plane-bench.py bin/agent-sandbox "$RUNS" 200
+fi
+if wanted proxy-image; then
+  python3 bench/proxy-image-start.py "$RUNS" agent-sandbox/proxy:dev
 fi
 if wanted runc; then
   bench runc no-such-runtime
