@@ -24,7 +24,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 QUICK=()
 TARGETS=direct,agent-sandbox,squid,tinyproxy
 OUT=
-: "${PROXY_JAVA_OPTS:=-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k -XX:MaxRAMPercentage=70 -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=24m -XX:MaxRAM=256m}"
+: "${PROXY_JAVA_OPTS:=-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k -XX:MaxRAMPercentage=70 -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=24m -XX:TrimNativeHeapInterval=2000 -XX:MaxRAM=256m}"
 
 die() { echo "proxy-bench: $*" >&2; exit 1; }
 log() { echo "proxy-bench: $*" >&2; }

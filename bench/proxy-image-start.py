@@ -9,7 +9,7 @@ image built from main and a candidate built with AGENT_SANDBOX_PROXY_IMAGE=...:c
 
 Prints the load average, then per image: start-to-ready median/min/max in ms (measured from
 `docker start`, so container start is included; creation is not), the JVM's CPU time to ready, and
-its RSS 3 s after ready, split into anonymous memory (the proxy's own) and file-backed pages (the
+its RSS 10 s after ready (idle: the start's transient memory returned), split into anonymous memory (the proxy's own) and file-backed pages (the
 class cache and runtime files mapped from the image, shared in the page cache by every proxy of the
 same image on a host). Every container is labelled agent-sandbox.bench=proxy-image-start and
 removed. Needs root (reads the container process's /proc entry).
@@ -65,7 +65,7 @@ def one(image):
         pid = docker("inspect", "-f", "{{.State.Pid}}", cid)
         stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
         cpu_ms = (int(stat[11]) + int(stat[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-        time.sleep(3)
+        time.sleep(10)
         mem = {}
         for line in open(f"/proc/{pid}/status"):
             key = line.split(":", 1)[0]
