@@ -191,10 +191,18 @@ build_proxy() {
   cp "$jar" "$rootfs/opt/proxy/agent-sandbox-proxy.jar"
   # The launcher: the backend hands the run's policy over as one environment variable (no host
   # mount, no copy into a read-only root); the launcher writes it to the tmpfs and execs the proxy.
+  # A pooled proxy is started before its run: AGENT_SANDBOX_PROXY_AWAIT names where it listens,
+  # and its policy arrives later on its standard input (docs/proxy.md, "Awaiting the policy").
   cat >"$rootfs/opt/proxy/start" <<'SH'
 #!/bin/sh
 set -e
 umask 077
+if [ -n "$AGENT_SANDBOX_PROXY_AWAIT" ]; then
+  listen=$AGENT_SANDBOX_PROXY_AWAIT
+  unset AGENT_SANDBOX_PROXY_AWAIT AGENT_SANDBOX_PROXY_POLICY
+  exec /opt/java/bin/java $PROXY_JVM_FLAGS -XX:AOTCache=/opt/proxy/proxy.aot \
+    -jar /opt/proxy/agent-sandbox-proxy.jar --await-policy --listen "$listen" --decisions - "$@"
+fi
 printf '%s' "$AGENT_SANDBOX_PROXY_POLICY" >/tmp/policy.json
 unset AGENT_SANDBOX_PROXY_POLICY
 exec /opt/java/bin/java $PROXY_JVM_FLAGS -XX:AOTCache=/opt/proxy/proxy.aot \
