@@ -3,7 +3,8 @@
 # filesystems assembled from this host's files:
 #   agent-sandbox/proxy:dev     a jlink'd Java runtime (only the modules the proxy needs), the JDK's AOT
 #                               cache of the proxy trained at build time, the shaded proxy jar, busybox for the
-#                               one-line launcher that writes the run's policy file
+#                               launcher that writes the run's policy file (or, with AGENT_SANDBOX_PROXY_AWAIT,
+#                               starts the proxy awaiting its policy on stdin)
 #   agent-sandbox/workload:dev  busybox and curl, the tools the integration tests use inside a sandbox
 #   agent-sandbox/clients:dev   the client compatibility suite's workload (ClientCompatibilityIT): a
 #                               Debian root filesystem made by mmdebstrap from Debian packages only
