@@ -3,7 +3,8 @@
 # filesystems assembled from this host's files:
 #   agent-sandbox/proxy:dev     a jlink'd Java runtime (only the modules the proxy needs), the JDK's AOT
 #                               cache of the proxy trained at build time, the shaded proxy jar, busybox for the
-#                               one-line launcher that writes the run's policy file
+#                               launcher that writes the run's policy file (or, with AGENT_SANDBOX_PROXY_AWAIT,
+#                               starts the proxy awaiting its policy on stdin)
 #   agent-sandbox/workload:dev  busybox and curl, the tools the integration tests use inside a sandbox
 #   agent-sandbox/clients:dev   the client compatibility suite's workload (ClientCompatibilityIT): a
 #                               Debian root filesystem made by mmdebstrap from Debian packages only
@@ -191,10 +192,18 @@ build_proxy() {
   cp "$jar" "$rootfs/opt/proxy/agent-sandbox-proxy.jar"
   # The launcher: the backend hands the run's policy over as one environment variable (no host
   # mount, no copy into a read-only root); the launcher writes it to the tmpfs and execs the proxy.
+  # A pooled proxy is started before its run: AGENT_SANDBOX_PROXY_AWAIT names where it listens,
+  # and its policy arrives later on its standard input (docs/proxy.md, "Awaiting the policy").
   cat >"$rootfs/opt/proxy/start" <<'SH'
 #!/bin/sh
 set -e
 umask 077
+if [ -n "$AGENT_SANDBOX_PROXY_AWAIT" ]; then
+  listen=$AGENT_SANDBOX_PROXY_AWAIT
+  unset AGENT_SANDBOX_PROXY_AWAIT AGENT_SANDBOX_PROXY_POLICY
+  exec /opt/java/bin/java $PROXY_JVM_FLAGS -XX:AOTCache=/opt/proxy/proxy.aot \
+    -jar /opt/proxy/agent-sandbox-proxy.jar --await-policy --listen "$listen" --decisions - "$@"
+fi
 printf '%s' "$AGENT_SANDBOX_PROXY_POLICY" >/tmp/policy.json
 unset AGENT_SANDBOX_PROXY_POLICY
 exec /opt/java/bin/java $PROXY_JVM_FLAGS -XX:AOTCache=/opt/proxy/proxy.aot \

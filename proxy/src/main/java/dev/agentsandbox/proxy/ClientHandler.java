@@ -68,6 +68,18 @@ final class ClientHandler extends ChannelInboundHandlerAdapter {
     reading.want(false);
     String method = Echo.of(request.method().name());
     Attempt attempt = new Attempt(context, client(ctx), method, "", 0);
+    if (context.awaitingPolicy()) {
+      // Accepted before the run's policy arrived: refused whatever it is, before its target is
+      // even parsed; the connection ends with the refusal, so nothing on it is decided later.
+      refused = true;
+      ReferenceCountUtil.release(msg);
+      Refusals.refuse(
+          ctx.channel(),
+          attempt,
+          Reason.POLICY_PENDING,
+          "this proxy has no policy yet: it refuses everything until its run's policy arrives");
+      return;
+    }
     if (request.decoderResult().isFailure()) {
       refused = true;
       Throwable cause = request.decoderResult().cause();

@@ -27,6 +27,15 @@ final class ProxyAssembly {
   private ProxyAssembly() {}
 
   static RunningProxy start(ProxyConfig config, List<DecisionListener> extraListeners) {
+    return start(config, extraListeners, false);
+  }
+
+  /**
+   * Starts the proxy; with {@code awaitingPolicy} it serves no policy (everything refused) until
+   * {@link RunningProxy#applyPolicy} and no resolver exists until then.
+   */
+  static RunningProxy start(
+      ProxyConfig config, List<DecisionListener> extraListeners, boolean awaitingPolicy) {
     JsonLinesDecisionWriter writer = null;
     HTTPServer metricsServer = null;
     ExecutorService metricsExecutor = null;
@@ -43,15 +52,10 @@ final class ProxyAssembly {
         metricsExecutor = Executors.newSingleThreadExecutor(daemon());
         metricsServer = startMetrics(at, proxyMetrics, metricsExecutor);
       }
-      HostResolver resolver =
-          config.hosts().isPresent()
-              ? new StaticHostResolver(config.hosts().get())
-              : new DnsHostResolver(
-                  config.limits().dnsTimeout(),
-                  config
-                      .dnsServer()
-                      .map(a -> new InetSocketAddress(resolveLiteral(a), a.getPort())));
-      ProxyServer server = ProxyServer.start(config, resolver, listeners, proxyMetrics);
+      ProxyServer server =
+          awaitingPolicy
+              ? ProxyServer.startAwaitingPolicy(config, listeners, proxyMetrics)
+              : ProxyServer.start(config, resolver(config), listeners, proxyMetrics);
       started = true;
       return new RunningProxy(server, metricsServer, metricsExecutor, writer);
     } finally {
@@ -71,6 +75,15 @@ final class ProxyAssembly {
         }
       }
     }
+  }
+
+  /** The resolver the config asks for: its hosts table, or DNS (its server or the system's). */
+  static HostResolver resolver(ProxyConfig config) {
+    return config.hosts().isPresent()
+        ? new StaticHostResolver(config.hosts().get())
+        : new DnsHostResolver(
+            config.limits().dnsTimeout(),
+            config.dnsServer().map(a -> new InetSocketAddress(resolveLiteral(a), a.getPort())));
   }
 
   private static HTTPServer startMetrics(

@@ -46,8 +46,14 @@ public final class ProxyCommand implements Callable<Integer> {
   public Integer call() {
     PrintStream err = System.err;
     RunningProxy proxy;
+    ProxyConfig config;
+    boolean awaitPolicy = options().awaitPolicy;
     try {
-      proxy = RunningProxy.start(options().config(), List.of());
+      config = options().config();
+      proxy =
+          awaitPolicy
+              ? RunningProxy.startAwaitingPolicy(config, List.of())
+              : RunningProxy.start(config, List.of());
     } catch (InvalidProxyConfigException e) {
       err.println("agent-sandbox proxy: " + e.getMessage());
       return EXIT_BAD_INPUT;
@@ -57,6 +63,12 @@ public final class ProxyCommand implements Callable<Integer> {
     }
     try {
       ShutdownHook.closeOnExit(proxy);
+      if (awaitPolicy) {
+        err.println(AWAITING_LINE + format(proxy.address()));
+        if (!receivePolicy(proxy, config, new PolicyChannel(System.in), err)) {
+          return EXIT_BAD_INPUT;
+        }
+      }
       err.println("agent-sandbox proxy ready on " + format(proxy.address()));
       proxy.awaitClosed();
       return 0;
@@ -71,6 +83,67 @@ public final class ProxyCommand implements Callable<Integer> {
         err.println("agent-sandbox proxy: " + e.getMessage());
       }
     }
+  }
+
+  /**
+   * The line an {@code --await-policy} proxy prints once listening, before its policy: it holds no
+   * "ready on", so a backend waiting for the ready line does not take a pending proxy for a ready
+   * one.
+   */
+  static final String AWAITING_LINE =
+      "agent-sandbox proxy awaiting its policy on stdin, listening on ";
+
+  /** The line printed when the awaited policy is in force, just before the ready line. */
+  static final String APPLIED_LINE = "agent-sandbox proxy policy applied";
+
+  /**
+   * Reads the first document on the channel and puts it in force. On a bad document, or the
+   * channel's end before any, says why in one line and returns false: the caller then closes the
+   * proxy, which never served anything but refusals, and exits {@link #EXIT_BAD_INPUT}. After the
+   * policy, a watcher keeps reading the channel: a second document is refused (a proxy serves one
+   * run) and the first stays in force.
+   */
+  static boolean receivePolicy(
+      RunningProxy proxy, ProxyConfig fixed, PolicyChannel channel, PrintStream err) {
+    ProxyConfig policy;
+    try {
+      Object document =
+          channel
+              .next()
+              .orElseThrow(
+                  () ->
+                      new InvalidProxyConfigException(
+                          "standard input ended before a policy arrived"));
+      policy = ProxyConfigs.fromAwaitedPolicy(document, fixed);
+      proxy.applyPolicy(policy);
+    } catch (InvalidProxyConfigException e) {
+      err.println(
+          "agent-sandbox proxy: "
+              + e.getMessage()
+              + " (no policy applied; everything was refused; exiting)");
+      return false;
+    }
+    err.println(APPLIED_LINE + (policy.runId().isEmpty() ? "" : " for run " + policy.runId()));
+    Thread watcher =
+        new Thread(
+            () -> {
+              try {
+                if (channel.next().isPresent()) {
+                  err.println(
+                      "agent-sandbox proxy: refused a second policy on stdin (a proxy serves one"
+                          + " run; the first stays in force)");
+                }
+              } catch (InvalidProxyConfigException e) {
+                err.println(
+                    "agent-sandbox proxy: refused what followed the policy on stdin ("
+                        + e.getMessage()
+                        + "; the first policy stays in force)");
+              }
+            },
+            "agent-sandbox-proxy-policy-channel");
+    watcher.setDaemon(true);
+    watcher.start();
+    return true;
   }
 
   static String format(InetSocketAddress address) {

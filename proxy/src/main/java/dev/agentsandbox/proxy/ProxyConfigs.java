@@ -88,6 +88,114 @@ final class ProxyConfigs {
     }
   }
 
+  /**
+   * What an {@code --await-policy} proxy fixes at start: where it listens, its decisions, metrics
+   * and limits. The rest (allow-list, names, internal destinations, run id) comes with the policy.
+   */
+  static ProxyConfig fixedForAwaitedPolicy(ProxyOptions options, Limits limits) {
+    if (options.listen == null) {
+      throw new InvalidProxyConfigException("--listen is required (HOST:PORT, e.g. 0.0.0.0:3128)");
+    }
+    HostPort listenAt = HostPort.parse(options.listen, "--listen");
+    return new ProxyConfig(
+        listenAt.host(),
+        listenAt.port(),
+        AllowList.EMPTY,
+        Optional.empty(),
+        InternalRanges.NONE,
+        Optional.empty(),
+        Optional.empty(),
+        Optional.ofNullable(options.decisions),
+        "",
+        Optional.ofNullable(options.metrics).map(text -> socket(HostPort.parse(text, "--metrics"))),
+        limits);
+  }
+
+  /**
+   * The policy document an {@code --await-policy} proxy received (the schema of the policy file),
+   * checked against what the proxy fixed at start: {@code listen}, {@code decisions}, {@code
+   * metrics} and {@code limits} may be left out, and when present must be what the proxy started
+   * with; a document that asks for anything else is refused rather than half applied.
+   *
+   * @throws InvalidProxyConfigException naming every problem, prefixed "policy on standard input"
+   */
+  static ProxyConfig fromAwaitedPolicy(Object tree, ProxyConfig fixed) {
+    String where = "policy on standard input: ";
+    Object readable = tree;
+    boolean listenGiven = true;
+    if (tree instanceof Map<?, ?> map && map.get("listen") == null) {
+      // The reader requires listen; a document leaving it out means "where the proxy listens".
+      Map<Object, Object> copy = new java.util.LinkedHashMap<>(map);
+      copy.put("listen", "fixed:0");
+      readable = copy;
+      listenGiven = false;
+    }
+    ProxyPolicy policy;
+    try {
+      policy = ProxyPolicy.read(readable);
+    } catch (InvalidConfigException e) {
+      throw new InvalidProxyConfigException(
+          where
+              + e.problems().stream()
+                  .map(ConfigProblem::toString)
+                  .collect(Collectors.joining("; ")));
+    }
+    if (listenGiven) {
+      HostPort listen = prefixed(where, () -> HostPort.parse(policy.listen(), "listen"));
+      if (!listen.host().equals(fixed.listenHost()) || listen.port() != fixed.listenPort()) {
+        throw new InvalidProxyConfigException(
+            where
+                + "listen: '"
+                + Echo.of(policy.listen())
+                + "' is not where this proxy listens (fixed at start; leave it out)");
+      }
+    }
+    if (policy.decisions().isPresent() && !policy.decisions().equals(fixed.decisions())) {
+      throw new InvalidProxyConfigException(
+          where
+              + "decisions: '"
+              + Echo.of(policy.decisions().get())
+              + "' is not where this proxy writes its decisions (fixed at start; leave it out)");
+    }
+    if (policy.metrics().isPresent()) {
+      HostPort metrics = prefixed(where, () -> HostPort.parse(policy.metrics().get(), "metrics"));
+      boolean same =
+          fixed
+              .metrics()
+              .map(m -> m.getHostString().equals(metrics.host()) && m.getPort() == metrics.port())
+              .orElse(false);
+      if (!same) {
+        throw new InvalidProxyConfigException(
+            where
+                + "metrics: '"
+                + Echo.of(policy.metrics().get())
+                + "' is not where this proxy serves metrics (fixed at start; leave it out)");
+      }
+    }
+    if (!policy.limits().equals(ProxyPolicy.Limits.DEFAULTS)) {
+      Limits asked = prefixed(where, () -> limits(policy.limits()));
+      if (!asked.equals(fixed.limits())) {
+        throw new InvalidProxyConfigException(
+            where + "limits: differ from the limits this proxy started with (leave them out)");
+      }
+    }
+    return prefixed(
+        where,
+        () ->
+            new ProxyConfig(
+                fixed.listenHost(),
+                fixed.listenPort(),
+                policy.allow(),
+                policy.instanceAllow(),
+                new InternalRanges(policy.internal()),
+                policy.hosts().map(table -> StaticHostResolver.parseTable(table, "hosts")),
+                policy.dnsServer().map(text -> socket(HostPort.parse(text, "dns_server"))),
+                fixed.decisions(),
+                policy.runId().orElse(""),
+                fixed.metrics(),
+                fixed.limits()));
+  }
+
   /** The configuration the command-line options (not {@code --policy}) describe. */
   static ProxyConfig fromOptions(ProxyOptions options, Limits limits) {
     String listen = options.listen;

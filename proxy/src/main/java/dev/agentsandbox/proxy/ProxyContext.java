@@ -16,6 +16,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * @param runId the run this proxy serves
  * @param openConnections client connections open now, for {@link Limits#maxConnections()}
  * @param connector opens upstream connections to checked addresses
+ * @param awaitingPolicy true for the state of a proxy started without its policy: every request on
+ *     a connection accepted in this state is refused ({@code policy-pending}), before any parsing
+ *     of its target, any lookup or any dial
  */
 record ProxyContext(
     EgressDecider egress,
@@ -26,4 +29,29 @@ record ProxyContext(
     Limits limits,
     String runId,
     AtomicInteger openConnections,
-    Connector connector) {}
+    Connector connector,
+    boolean awaitingPolicy) {
+  /** A context serving a policy. */
+  ProxyContext(
+      EgressDecider egress,
+      AddressPolicy addresses,
+      HostResolver resolver,
+      DecisionLog decisions,
+      ProxyMetrics metrics,
+      Limits limits,
+      String runId,
+      AtomicInteger openConnections,
+      Connector connector) {
+    this(
+        egress,
+        addresses,
+        resolver,
+        decisions,
+        metrics,
+        limits,
+        runId,
+        openConnections,
+        connector,
+        false);
+  }
+}

@@ -75,4 +75,9 @@ public final class ProxyMetrics {
   public long openTunnels() {
     return (long) openTunnels.get();
   }
+
+  /** Client connections open now (accepted by the proxy and not yet closed). */
+  public long openConnections() {
+    return (long) openConnections.get();
+  }
 }

@@ -17,6 +17,14 @@ final class ProxyOptions {
       description = "Read everything from this JSON file.")
   Path policy;
 
+  @Option(
+      names = "--await-policy",
+      description =
+          "Start without a policy, refusing everything, and read the run's policy (one JSON"
+              + " document) from standard input; with --listen, --decisions, --metrics and limits"
+              + " only.")
+  boolean awaitPolicy;
+
   @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Where to accept clients.")
   String listen;
 
@@ -70,6 +78,18 @@ final class ProxyOptions {
    * @throws InvalidProxyConfigException naming the option or file field that is wrong
    */
   ProxyConfig config() {
+    if (awaitPolicy
+        && (policy != null
+            || allow != null
+            || instanceAllow != null
+            || !internalCidrs.isEmpty()
+            || hosts != null
+            || dnsServer != null
+            || runId != null)) {
+      throw new InvalidProxyConfigException(
+          "--await-policy takes only --listen, --decisions, --metrics and limits: the allow-list,"
+              + " names, internal destinations and run id come with the policy on standard input");
+    }
     if (policy != null) {
       if (listen != null
           || allow != null
@@ -105,6 +125,8 @@ final class ProxyOptions {
             maxConnections == null ? d.maxConnections() : maxConnections,
             d.maxHeaderBytes(),
             d.ioThreads());
-    return ProxyConfigs.fromOptions(this, limits);
+    return awaitPolicy
+        ? ProxyConfigs.fixedForAwaitedPolicy(this, limits)
+        : ProxyConfigs.fromOptions(this, limits);
   }
 }

@@ -1,7 +1,9 @@
 package dev.agentsandbox.proxy;
 
+import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.net.AddressPolicy;
 import dev.agentsandbox.policy.net.EgressDecider;
+import dev.agentsandbox.policy.net.InternalRanges;
 import dev.agentsandbox.policy.net.Reason;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -23,6 +25,7 @@ import java.net.SocketException;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -44,14 +47,21 @@ public final class ProxyServer implements AutoCloseable {
   private final EventLoopGroup group;
   private final Channel serverChannel;
   private final InetSocketAddress boundAddress;
-  private final HostResolver resolver;
+  private final ContextHolder holder;
+  private final Set<InetAddress> hostAddresses;
+  private boolean policyApplied;
 
   private ProxyServer(
-      EventLoopGroup group, Channel serverChannel, InetSocketAddress bound, HostResolver resolver) {
+      EventLoopGroup group,
+      Channel serverChannel,
+      InetSocketAddress bound,
+      ContextHolder holder,
+      Set<InetAddress> hostAddresses) {
     this.group = group;
     this.serverChannel = serverChannel;
     this.boundAddress = bound;
-    this.resolver = resolver;
+    this.holder = holder;
+    this.hostAddresses = hostAddresses;
   }
 
   /**
@@ -65,6 +75,73 @@ public final class ProxyServer implements AutoCloseable {
       HostResolver resolver,
       List<DecisionListener> listeners,
       ProxyMetrics metrics) {
+    ProxyServer server = bind(config, listeners, metrics, resolver, false);
+    server.policyApplied = true;
+    return server;
+  }
+
+  /**
+   * Binds and starts serving without a policy: every connection accepted before {@link
+   * #applyPolicy} is refused ({@code policy-pending}) on its first request, nothing resolved or
+   * dialled. Only the listening address, the limits, the decisions and the metrics of {@code fixed}
+   * are used; its allow-list and resolver settings are not.
+   *
+   * @throws UnableToStartProxyException when the address cannot be bound
+   */
+  public static ProxyServer startAwaitingPolicy(
+      ProxyConfig fixed, List<DecisionListener> listeners, ProxyMetrics metrics) {
+    return bind(fixed, listeners, metrics, NO_RESOLVER, true);
+  }
+
+  /**
+   * Puts the run's policy in force for every connection accepted from now on, in one volatile
+   * write: a connection accepted before keeps the pending state it was accepted in (and is
+   * refused), so no request is ever decided by half of one state and half of the other. Only once.
+   *
+   * @throws IllegalStateException when a policy is already in force (a proxy serves one run)
+   */
+  public void applyPolicy(ProxyConfig policy, HostResolver resolver) {
+    synchronized (this) {
+      if (policyApplied) {
+        throw new IllegalStateException("a policy is already in force (a proxy serves one run)");
+      }
+      policyApplied = true;
+    }
+    ProxyContext pending = holder.context;
+    holder.context =
+        new ProxyContext(
+            new EgressDecider(policy.allow(), policy.instanceAllow()),
+            new AddressPolicy(policy.internal(), hostAddresses, boundAddress),
+            resolver,
+            pending.decisions(),
+            pending.metrics(),
+            pending.limits(),
+            policy.runId(),
+            pending.openConnections(),
+            Connector.TCP,
+            false);
+  }
+
+  /** True until a policy is in force. */
+  public boolean awaitingPolicy() {
+    return holder.context.awaitingPolicy();
+  }
+
+  /** What a pending proxy "resolves" with: nothing; a pending connection never asks. */
+  private static final HostResolver NO_RESOLVER =
+      (host, loop) -> loop.newFailedFuture(new IllegalStateException("no policy in force yet"));
+
+  /** What a pending proxy "connects" with: nothing; a pending connection never dials. */
+  private static final Connector NO_CONNECTOR =
+      (client, checked, handler, limits) ->
+          client.newFailedFuture(new IllegalStateException("no policy in force yet"));
+
+  private static ProxyServer bind(
+      ProxyConfig config,
+      List<DecisionListener> listeners,
+      ProxyMetrics metrics,
+      HostResolver resolver,
+      boolean awaitingPolicy) {
     Limits limits = config.limits();
     EventLoopGroup group =
         new MultiThreadIoEventLoopGroup(
@@ -100,19 +177,32 @@ public final class ProxyServer implements AutoCloseable {
           e);
     }
     InetSocketAddress bound = (InetSocketAddress) server.localAddress();
+    Set<InetAddress> hostAddresses = hostAddresses();
     holder.context =
-        new ProxyContext(
-            new EgressDecider(config.allow(), config.instanceAllow()),
-            new AddressPolicy(config.internal(), hostAddresses(), bound),
-            resolver,
-            new DecisionLog(listeners, metrics),
-            metrics,
-            limits,
-            config.runId(),
-            new AtomicInteger(),
-            Connector.TCP);
+        awaitingPolicy
+            ? new ProxyContext(
+                new EgressDecider(AllowList.EMPTY, Optional.empty()),
+                new AddressPolicy(InternalRanges.NONE, hostAddresses, bound),
+                NO_RESOLVER,
+                new DecisionLog(listeners, metrics),
+                metrics,
+                limits,
+                config.runId(),
+                new AtomicInteger(),
+                NO_CONNECTOR,
+                true)
+            : new ProxyContext(
+                new EgressDecider(config.allow(), config.instanceAllow()),
+                new AddressPolicy(config.internal(), hostAddresses, bound),
+                resolver,
+                new DecisionLog(listeners, metrics),
+                metrics,
+                limits,
+                config.runId(),
+                new AtomicInteger(),
+                Connector.TCP);
     server.config().setAutoRead(true);
-    return new ProxyServer(group, server, bound, resolver);
+    return new ProxyServer(group, server, bound, holder, hostAddresses);
   }
 
   /** The address and real port the proxy listens on. */
@@ -124,7 +214,7 @@ public final class ProxyServer implements AutoCloseable {
   @Override
   public void close() {
     serverChannel.close().syncUninterruptibly();
-    resolver.close();
+    holder.context.resolver().close();
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
   }
 
@@ -147,7 +237,10 @@ public final class ProxyServer implements AutoCloseable {
     return plain;
   }
 
-  /** Set once after bind, before the first accept; read by every connection. */
+  /**
+   * Set after bind, before the first accept, and once more when an awaited policy arrives; read
+   * once by every connection as it is accepted.
+   */
   private static final class ContextHolder {
     private volatile ProxyContext context;
   }

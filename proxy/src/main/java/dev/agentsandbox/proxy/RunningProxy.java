@@ -43,6 +43,45 @@ public final class RunningProxy implements AutoCloseable {
     return ProxyAssembly.start(config, listeners);
   }
 
+  /**
+   * Starts a proxy without its policy: it listens, and refuses every request ({@code
+   * policy-pending}) until {@link #applyPolicy}. Only the listening address, limits, decisions and
+   * metrics of {@code fixed} are used.
+   *
+   * @throws InvalidProxyConfigException when the config names a file that cannot be opened
+   * @throws UnableToStartProxyException when the listening or metrics address cannot be bound
+   */
+  public static RunningProxy startAwaitingPolicy(
+      ProxyConfig fixed, List<DecisionListener> listeners) {
+    return ProxyAssembly.start(fixed, listeners, true);
+  }
+
+  /**
+   * Puts the run's policy in force for every connection accepted from now on (see {@link
+   * ProxyServer#applyPolicy}); only once. {@code policy} must have been checked against the fixed
+   * settings ({@link ProxyConfigs#fromAwaitedPolicy}).
+   *
+   * @throws InvalidProxyConfigException when its resolver settings are unusable (nothing changes)
+   * @throws IllegalStateException when a policy is already in force
+   */
+  public void applyPolicy(ProxyConfig policy) {
+    if (!server.awaitingPolicy()) {
+      throw new IllegalStateException("a policy is already in force (a proxy serves one run)");
+    }
+    HostResolver resolver = ProxyAssembly.resolver(policy);
+    try {
+      server.applyPolicy(policy, resolver);
+    } catch (IllegalStateException e) {
+      resolver.close();
+      throw e;
+    }
+  }
+
+  /** True while no policy is in force. */
+  public boolean awaitingPolicy() {
+    return server.awaitingPolicy();
+  }
+
   /** The address and real port the proxy listens on. */
   public InetSocketAddress address() {
     return server.boundAddress();

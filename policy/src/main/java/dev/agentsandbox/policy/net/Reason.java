@@ -37,7 +37,12 @@ public enum Reason {
   /** The checked address did not accept the connection within the connect timeout. */
   CONNECT_TIMEOUT("connect-timeout"),
   /** The checked address refused or reset the connection. */
-  CONNECT_FAILED("connect-failed");
+  CONNECT_FAILED("connect-failed"),
+  /**
+   * The proxy was started awaiting its policy (a pooled proxy) and no policy had arrived when the
+   * connection was accepted: everything is refused, nothing resolved or dialled.
+   */
+  POLICY_PENDING("policy-pending");
 
   private final String wireName;
 
