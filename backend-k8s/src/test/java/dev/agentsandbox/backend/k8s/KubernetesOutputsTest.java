@@ -327,6 +327,9 @@ class KubernetesOutputsTest {
       sandbox.kill();
       assertThat(client.batch().v1().jobs().inNamespace("agent-run-o11").withName("agent").get())
           .isNull();
+      // The garbage collector then deletes the pod: its log can only be read if it was followed
+      // from before, as kill() does.
+      client.pods().inNamespace("agent-run-o11").withName(FakeCluster.AGENT_POD).delete();
       assertThat(collect(sandbox, ROOMY).kept()).hasSize(2);
     }
   }
