@@ -270,7 +270,8 @@ final class KubernetesSandbox implements Sandbox {
               .withName(pod.get().getMetadata().getName())
               .inContainer(SandboxPods.COLLECT)
               .watchLog());
-    } catch (KubernetesClientException e) {
+    } catch (RuntimeException e) {
+      // KubernetesClientException mostly; whatever it is, the run still ends and says why.
       outputsProblem =
           "following the "
               + SandboxPods.COLLECT
