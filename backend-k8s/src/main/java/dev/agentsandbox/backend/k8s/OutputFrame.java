@@ -118,7 +118,8 @@ final class OutputFrame {
       }
     }
     if (!begun) {
-      throw new FrameException("the log holds no begin line (did the sidecar run?)");
+      throw new FrameException(
+          "the log holds no begin line (did the sidecar run, and was its pod still there to read?)");
     }
     throw new FrameException(
         "the stream ends without its end line after "
