@@ -128,7 +128,7 @@ final class KubernetesSandbox implements Sandbox {
     if (!awaiting.get()) {
       // Nobody is waiting to collect the output first, so stop the workload right away, following
       // the sidecar's log from before, and read its stream in the background (outputs() waits).
-      Optional<LogWatch> stream = followCollect();
+      Follow stream = followCollect();
       try {
         deleteJob();
       } finally {
@@ -208,7 +208,7 @@ final class KubernetesSandbox implements Sandbox {
   private Completion stop(End end, String detail) {
     OptionalInt exit = exitStatus();
     collect();
-    Optional<LogWatch> stream = followCollect();
+    Follow stream = followCollect();
     try {
       deleteJob();
     } catch (UnableToTearDownSandboxException e) {
@@ -236,10 +236,15 @@ final class KubernetesSandbox implements Sandbox {
     if (!read) {
       readOutputs(followCollect());
     }
-    Path tar = outputsTar;
-    if (outputsProblem != null || tar == null) {
+    Path tar;
+    String problem;
+    synchronized (this) {
+      tar = outputsTar;
+      problem = outputsProblem;
+    }
+    if (problem != null || tar == null) {
       throw new SandboxException(
-          outputsProblem != null ? outputsProblem : "the outputs of run " + runId + " are gone");
+          problem != null ? problem : "the outputs of run " + runId + " are gone");
     }
     try {
       return Optional.of(Files.newInputStream(tar));
@@ -249,37 +254,43 @@ final class KubernetesSandbox implements Sandbox {
     }
   }
 
+  /** The sidecar's followed log, or why it could not be followed. */
+  private record Follow(LogWatch watch, String problem) {
+    static Follow failed(String problem) {
+      return new Follow(null, problem);
+    }
+  }
+
   /** Follows the sidecar's log (its container only, never the agent's), or says why not. */
-  private Optional<LogWatch> followCollect() {
+  private Follow followCollect() {
     synchronized (this) {
       if (outputsRead) {
-        return Optional.empty();
+        return Follow.failed("already read");
       }
     }
     try {
       Optional<Pod> pod = agentPod();
       if (pod.isEmpty()) {
-        outputsProblem =
-            "the agent's pod of run " + runId + " no longer exists or never started: no outputs";
-        return Optional.empty();
+        return Follow.failed(
+            "the agent's pod of run " + runId + " no longer exists or never started: no outputs");
       }
-      return Optional.of(
+      return new Follow(
           client
               .pods()
               .inNamespace(namespace)
               .withName(pod.get().getMetadata().getName())
               .inContainer(SandboxPods.COLLECT)
-              .watchLog());
+              .watchLog(),
+          null);
     } catch (RuntimeException e) {
       // KubernetesClientException mostly; whatever it is, the run still ends and says why.
-      outputsProblem =
+      return Follow.failed(
           "following the "
               + SandboxPods.COLLECT
               + " sidecar's log of run "
               + runId
               + ": "
-              + Messages.of(e);
-      return Optional.empty();
+              + Messages.of(e));
     }
   }
 
@@ -288,19 +299,19 @@ final class KubernetesSandbox implements Sandbox {
    * #COLLECT_TIMEOUT}: the log is closed then) and in size (the out volume's size plus room for
    * tar's headers). Once per sandbox.
    */
-  private synchronized void readOutputs(Optional<LogWatch> stream) {
+  private synchronized void readOutputs(Follow stream) {
     if (outputsRead) {
-      stream.ifPresent(LogWatch::close);
-      return;
-    }
-    outputsRead = true;
-    if (stream.isEmpty()) {
-      if (outputsProblem == null) {
-        outputsProblem = "the outputs of run " + runId + " were not read";
+      if (stream.watch() != null) {
+        stream.watch().close();
       }
       return;
     }
-    LogWatch watch = stream.get();
+    outputsRead = true;
+    if (stream.watch() == null) {
+      outputsProblem = stream.problem();
+      return;
+    }
+    LogWatch watch = stream.watch();
     AtomicBoolean timedOut = new AtomicBoolean();
     Thread timer =
         Thread.ofVirtual()
