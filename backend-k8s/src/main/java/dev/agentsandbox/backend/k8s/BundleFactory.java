@@ -232,9 +232,11 @@ final class BundleFactory {
 
   private HasMetadata quota(RunSpec spec, String ns, Map<String, String> labels) {
     SandboxQuota q = config.quota();
-    long cpuMillis = agentCpuMillis(spec) + q.proxyCpuMillis();
-    long memoryMb = spec.resources().memoryMb() + (long) q.proxyMemoryMb();
-    long storageMb = 2L * q.ephemeralStorageMb();
+    // The agent's pod counts its collect sidecar, which runs beside the agent's container.
+    long cpuMillis = agentCpuMillis(spec) + q.proxyCpuMillis() + SandboxPods.COLLECT_CPU_MILLIS;
+    long memoryMb =
+        spec.resources().memoryMb() + (long) q.proxyMemoryMb() + SandboxPods.COLLECT_MEMORY_MB;
+    long storageMb = 2L * q.ephemeralStorageMb() + SandboxPods.collectStorageMb(q);
     Map<String, Quantity> hard = new TreeMap<>();
     for (String bound : List.of("requests", "limits")) {
       hard.put(bound + ".cpu", new Quantity(cpuMillis + "m"));

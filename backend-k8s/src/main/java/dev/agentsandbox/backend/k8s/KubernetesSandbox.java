@@ -3,6 +3,7 @@ package dev.agentsandbox.backend.k8s;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Completion.End;
 import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.SandboxException;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.UnableToTearDownSandboxException;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
@@ -12,7 +13,13 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.LogWatch;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,10 +32,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One run's namespace: watches the agent's Job to its end or the deadline, then hands the agent's
- * output tail and the proxy's decisions to the listener. Teardown deletes the namespace, which
- * takes everything in it along.
+ * output tail and the proxy's decisions to the listener and reads the run's outputs from the
+ * {@value SandboxPods#COLLECT} sidecar's log ({@link OutputFrame}). Teardown deletes the namespace,
+ * which takes everything in it along.
  */
 final class KubernetesSandbox implements Sandbox {
+  /**
+   * How long the sidecar's stream is followed at most: the agent pod's grace, in which the agent's
+   * container is stopped and the sidecar writes, and time to read the stream.
+   */
+  static final Duration COLLECT_TIMEOUT =
+      Duration.ofSeconds(SandboxPods.AGENT_POD_GRACE_SECONDS + 40);
+
   private final KubernetesClient client;
   private final KubernetesBackendConfig config;
   private final Clock clock;
@@ -40,6 +55,9 @@ final class KubernetesSandbox implements Sandbox {
   private final AtomicBoolean awaiting = new AtomicBoolean();
   private final AtomicBoolean collected = new AtomicBoolean();
   private final AtomicBoolean tornDown = new AtomicBoolean();
+  private boolean outputsRead;
+  private volatile Path outputsTar;
+  private volatile String outputsProblem;
 
   KubernetesSandbox(
       KubernetesClient client,
@@ -108,8 +126,14 @@ final class KubernetesSandbox implements Sandbox {
   public void kill() {
     killRequested.countDown();
     if (!awaiting.get()) {
-      // Nobody is waiting to collect the output first, so stop the workload right away.
-      deleteJob();
+      // Nobody is waiting to collect the output first, so stop the workload right away, following
+      // the sidecar's log from before, and read its stream in the background (outputs() waits).
+      Follow stream = followCollect();
+      try {
+        deleteJob();
+      } finally {
+        Thread.ofVirtual().start(() -> readOutputs(stream));
+      }
     }
   }
 
@@ -118,6 +142,7 @@ final class KubernetesSandbox implements Sandbox {
     if (!tornDown.compareAndSet(false, true)) {
       return;
     }
+    deleteOutputsTar();
     try {
       client.namespaces().withName(namespace).delete();
     } catch (KubernetesClientException e) {
@@ -142,6 +167,7 @@ final class KubernetesSandbox implements Sandbox {
     Optional<String> mismatch = runtimeMismatch();
     if (mismatch.isPresent()) {
       collect();
+      readOutputs(followCollect());
       return new Completion(
           End.RUNTIME_MISMATCH,
           OptionalInt.empty(),
@@ -156,6 +182,7 @@ final class KubernetesSandbox implements Sandbox {
     }
     OptionalInt exit = exitStatus();
     collect();
+    readOutputs(followCollect());
     if ("Complete".equals(condition.getType())) {
       return new Completion(End.EXIT, exit.isPresent() ? exit : OptionalInt.of(0), "Job complete");
     }
@@ -172,17 +199,174 @@ final class KubernetesSandbox implements Sandbox {
         "Job failed: " + condition.getReason() + ": " + String.valueOf(condition.getMessage()));
   }
 
-  /** Collects what the workload produced, then deletes its Job so it stops. */
+  /**
+   * Collects the workload's log, then stops it by deleting its Job: the garbage collector deletes
+   * the pod with its grace ({@link SandboxPods#AGENT_POD_GRACE_SECONDS}), the kubelet stops the
+   * agent's container and then the sidecar, which writes the outputs' stream. The sidecar's log is
+   * followed from before the deletion, so the stream is read while the pod terminates.
+   */
   private Completion stop(End end, String detail) {
     OptionalInt exit = exitStatus();
     collect();
+    Follow stream = followCollect();
     try {
       deleteJob();
     } catch (UnableToTearDownSandboxException e) {
       // The run is over either way; teardown deletes the namespace and the Job with it.
+      readOutputs(stream);
       return new Completion(end, exit, detail + "; " + e.getMessage());
     }
+    readOutputs(stream);
     return new Completion(end, exit, detail);
+  }
+
+  /**
+   * The run's outputs as the sidecar streamed them (read at the end of {@link #await}; read now,
+   * bounded by {@link #COLLECT_TIMEOUT}, when the run was killed without an await): a verified tar
+   * whose top folder is {@code out}.
+   *
+   * @throws SandboxException when there is no verified stream, saying why
+   */
+  @Override
+  public Optional<InputStream> outputs() {
+    boolean read;
+    synchronized (this) {
+      read = outputsRead;
+    }
+    if (!read) {
+      readOutputs(followCollect());
+    }
+    Path tar;
+    String problem;
+    synchronized (this) {
+      tar = outputsTar;
+      problem = outputsProblem;
+    }
+    if (problem != null || tar == null) {
+      throw new SandboxException(
+          problem != null ? problem : "the outputs of run " + runId + " are gone");
+    }
+    try {
+      return Optional.of(Files.newInputStream(tar));
+    } catch (IOException e) {
+      throw new SandboxException(
+          "reading the collected outputs of run " + runId + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The sidecar's followed log, or why it could not be followed. */
+  private record Follow(LogWatch watch, String problem) {
+    static Follow failed(String problem) {
+      return new Follow(null, problem);
+    }
+  }
+
+  /** Follows the sidecar's log (its container only, never the agent's), or says why not. */
+  private Follow followCollect() {
+    synchronized (this) {
+      if (outputsRead) {
+        return Follow.failed("already read");
+      }
+    }
+    try {
+      Optional<Pod> pod = agentPod();
+      if (pod.isEmpty()) {
+        return Follow.failed(
+            "the agent's pod of run " + runId + " no longer exists or never started: no outputs");
+      }
+      return new Follow(
+          client
+              .pods()
+              .inNamespace(namespace)
+              .withName(pod.get().getMetadata().getName())
+              .inContainer(SandboxPods.COLLECT)
+              .watchLog(),
+          null);
+    } catch (RuntimeException e) {
+      // KubernetesClientException mostly; whatever it is, the run still ends and says why.
+      return Follow.failed(
+          "following the "
+              + SandboxPods.COLLECT
+              + " sidecar's log of run "
+              + runId
+              + ": "
+              + Messages.of(e));
+    }
+  }
+
+  /**
+   * Decodes the followed stream into a private temporary file, bounded in time ({@link
+   * #COLLECT_TIMEOUT}: the log is closed then) and in size (the out volume's size plus room for
+   * tar's headers). Once per sandbox.
+   */
+  private synchronized void readOutputs(Follow stream) {
+    if (outputsRead) {
+      if (stream.watch() != null) {
+        stream.watch().close();
+      }
+      return;
+    }
+    outputsRead = true;
+    if (stream.watch() == null) {
+      outputsProblem = stream.problem();
+      return;
+    }
+    LogWatch watch = stream.watch();
+    AtomicBoolean timedOut = new AtomicBoolean();
+    Thread timer =
+        Thread.ofVirtual()
+            .start(
+                () -> {
+                  try {
+                    Thread.sleep(COLLECT_TIMEOUT);
+                    timedOut.set(true);
+                    watch.close();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
+    Path tar = null;
+    try {
+      tar = Files.createTempFile("asb-" + runId + "-out", ".tar");
+      long max = config.quota().ephemeralStorageMb() * 1024L * 1024L + MAX_TAR_OVERHEAD;
+      OutputFrame.decode(
+          new InputStreamReader(watch.getOutput(), StandardCharsets.US_ASCII), tar, max);
+      outputsTar = tar;
+      outputsProblem = null;
+    } catch (OutputFrame.FrameException | IOException | RuntimeException e) {
+      outputsProblem =
+          "the "
+              + SandboxPods.COLLECT
+              + " sidecar's stream of run "
+              + runId
+              + " was refused: "
+              + (e instanceof OutputFrame.FrameException ? e.getMessage() : Messages.of(e))
+              + (timedOut.get()
+                  ? " (not complete within " + COLLECT_TIMEOUT.toSeconds() + " s)"
+                  : "");
+      deleteQuietly(tar);
+    } finally {
+      timer.interrupt();
+      watch.close();
+    }
+  }
+
+  /** Room for tar's headers and padding beyond the out volume's own size. */
+  private static final long MAX_TAR_OVERHEAD = 16L * 1024 * 1024;
+
+  private void deleteOutputsTar() {
+    deleteQuietly(outputsTar);
+  }
+
+  private static void deleteQuietly(Path file) {
+    if (file == null) {
+      return;
+    }
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      // A temporary file in the JVM's temporary folder; nothing else refers to it.
+    }
   }
 
   private void deleteJob() {
@@ -194,7 +378,6 @@ final class KubernetesSandbox implements Sandbox {
           .inNamespace(namespace)
           .withName(BundleFactory.JOB)
           .withPropagationPolicy(DeletionPropagation.BACKGROUND)
-          .withGracePeriod(0)
           .delete();
     } catch (KubernetesClientException e) {
       if (e.getCode() != 404) {

@@ -97,6 +97,67 @@ final class SandboxPods {
           + "/$name\"\n"
           + "done\n";
 
+  /**
+   * The agent pod's native sidecar (an init container with {@code restartPolicy: Always}) that
+   * hands the run's outputs back: it shares only the {@link #OUT_VOLUME} with the agent and, when
+   * the kubelet stops it (after the agent's container has ended, which is when Kubernetes stops a
+   * pod's sidecars, whether the agent exited, its Job was deleted or its deadline passed), writes
+   * {@code out/} as a framed tar stream to its log ({@link OutputFrame}). The control plane reads
+   * that log with {@code get pods/log}: no exec, attach or port-forward is needed.
+   */
+  static final String COLLECT = "collect";
+
+  /** The agent pod's volume mounted at {@link RunContract#OUT_DIR}: the agent's outputs. */
+  static final String OUT_VOLUME = "out";
+
+  /** The sidecar's own memory-backed scratch folder: its pipes and the stream's sum and length. */
+  static final String COLLECT_SCRATCH_VOLUME = "collect-tmp";
+
+  /**
+   * The sidecar's script, run by the proxy image's busybox as {@code sh -c SCRIPT sh PARENT
+   * SCRATCH} ({@code /workspace} and {@code /tmp}). It idles until SIGTERM, then writes {@value
+   * OutputFrame#BEGIN}, the base64 lines of {@code tar -c out} (links archived as links, never
+   * followed; the collector refuses them), and an end line with the tar's byte count and SHA-256,
+   * counted by {@code wc} and {@code sha256sum} from the same bytes through two pipes; tar's
+   * complaints go to a file, so nothing else reaches the log. The agent's own log is a different
+   * container's: whatever the workload prints cannot enter this stream.
+   */
+  static final String COLLECT_SCRIPT =
+      "set -u\n"
+          + "emit() {\n"
+          + "  trap '' TERM INT\n"
+          + "  cd \"$2\" || exit 70\n"
+          + "  rm -f h c sum len err\n"
+          + "  mkfifo h c || exit 71\n"
+          + "  sha256sum <h >sum &\n"
+          + "  hp=$!\n"
+          + "  wc -c <c >len &\n"
+          + "  cp=$!\n"
+          + "  echo '"
+          + OutputFrame.BEGIN
+          + "'\n"
+          + "  tar -cf - -C \"$1\" out 2>err | tee h c | base64\n"
+          + "  wait $hp $cp\n"
+          + "  echo \""
+          + OutputFrame.END
+          + " $(tr -dc 0-9 <len) $(cut -c1-64 sum)\"\n"
+          + "  exit 0\n"
+          + "}\n"
+          + "trap 'emit \"$@\"' TERM\n"
+          + "while :; do sleep 1; done\n";
+
+  /**
+   * The agent pod's termination grace, in seconds: on a kill or the backend's deadline the Job is
+   * deleted and its pod with this grace, in which the agent's container is stopped (SIGTERM, then
+   * SIGKILL) and the sidecar then writes its stream.
+   */
+  static final long AGENT_POD_GRACE_SECONDS = 20;
+
+  // The sidecar's CPU and memory: busybox tar, tee, base64 and sha256sum stream the folder.
+  static final long COLLECT_CPU_MILLIS = 100;
+  static final int COLLECT_MEMORY_MB = 64;
+  private static final int COLLECT_SCRATCH_MB = 1;
+
   /** The credentials tmpfs's size: credentials are tokens, and a Secret holds 1 MiB at most. */
   private static final int CREDENTIALS_TMPFS_MB = 2;
 
@@ -181,14 +242,18 @@ final class SandboxPods {
           RunContract.CREDENTIALS_ENV,
           new EnvVar(RunContract.CREDENTIALS_ENV, RunContract.CREDENTIALS_DIR, null));
     }
+    env.put(RunContract.OUT_ENV, new EnvVar(RunContract.OUT_ENV, RunContract.OUT_DIR, null));
     List<EnvVar> envVars = List.copyOf(env.values());
     PodSpecBuilder pod =
         hardenedPod(runtimeClass)
             .withRestartPolicy("Never")
-            .withVolumes(scratch("tmp"), scratch("workspace"));
+            .withTerminationGracePeriodSeconds(AGENT_POD_GRACE_SECONDS)
+            .withVolumes(
+                scratch("tmp"), scratch("workspace"), scratch(OUT_VOLUME), collectScratch());
     List<VolumeMount> agentMounts = new ArrayList<>();
     agentMounts.add(mount("tmp", "/tmp", false));
     agentMounts.add(mount("workspace", "/workspace", false));
+    agentMounts.add(mount(OUT_VOLUME, RunContract.OUT_DIR, false));
     if (runtimeClass.isPresent()) {
       // Under gVisor, the pod proves it before the agent's command runs; a failure fails the Job.
       pod.addToInitContainers(
@@ -207,6 +272,9 @@ final class SandboxPods {
       pod.addToInitContainers(credentialsCopy(spec));
       agentMounts.add(mount(CREDENTIALS_VOLUME, RunContract.CREDENTIALS_DIR, true));
     }
+    // Last of the init containers, so it starts only once the checks passed and then runs beside
+    // the agent until the kubelet stops it after the agent's container ended.
+    pod.addToInitContainers(collect());
     return pod.addToContainers(
             new ContainerBuilder()
                 .withName(BundleFactory.AGENT_CONTAINER)
@@ -219,6 +287,41 @@ final class SandboxPods {
                 .withSecurityContext(hardenedContainer())
                 .withVolumeMounts(agentMounts)
                 .build())
+        .build();
+  }
+
+  /**
+   * The native sidecar: hardened as the agent's container, with the out volume read-only at {@link
+   * RunContract#OUT_DIR} and its own scratch on {@code /tmp}, nothing else (not the credentials).
+   * Its ephemeral storage covers its log, which holds the out folder in base64 (4/3 of its size).
+   */
+  private Container collect() {
+    long storageMb = collectStorageMb(config.quota());
+    return new ContainerBuilder()
+        .withName(COLLECT)
+        .withImage(config.proxyImage())
+        .withRestartPolicy("Always")
+        .withCommand("/bin/sh", "-c", COLLECT_SCRIPT, "sh", RunContract.WORKSPACE, "/tmp")
+        .withResources(resources(COLLECT_CPU_MILLIS, COLLECT_MEMORY_MB, storageMb))
+        .withSecurityContext(hardenedContainer())
+        .withVolumeMounts(
+            mount(OUT_VOLUME, RunContract.OUT_DIR, true),
+            mount(COLLECT_SCRATCH_VOLUME, "/tmp", false))
+        .build();
+  }
+
+  /** The sidecar's ephemeral storage in MiB: its log of the out volume in base64, and slack. */
+  static long collectStorageMb(SandboxQuota quota) {
+    return (quota.ephemeralStorageMb() * 4L + 2) / 3 + 16;
+  }
+
+  private static Volume collectScratch() {
+    return new VolumeBuilder()
+        .withName(COLLECT_SCRATCH_VOLUME)
+        .withNewEmptyDir()
+        .withMedium("Memory")
+        .withSizeLimit(new Quantity(COLLECT_SCRATCH_MB + "Mi"))
+        .endEmptyDir()
         .build();
   }
 
@@ -315,12 +418,16 @@ final class SandboxPods {
   }
 
   private ResourceRequirements resources(long cpuMillis, long memoryMb) {
+    return resources(cpuMillis, memoryMb, config.quota().ephemeralStorageMb());
+  }
+
+  private static ResourceRequirements resources(long cpuMillis, long memoryMb, long storageMb) {
     // Requests equal limits: the pod is Guaranteed and cannot borrow beyond its caps.
     Map<String, Quantity> caps =
         Map.of(
             "cpu", new Quantity(cpuMillis + "m"),
             "memory", new Quantity(memoryMb + "Mi"),
-            "ephemeral-storage", new Quantity(config.quota().ephemeralStorageMb() + "Mi"));
+            "ephemeral-storage", new Quantity(storageMb + "Mi"));
     return new ResourceRequirementsBuilder().withLimits(caps).withRequests(caps).build();
   }
 

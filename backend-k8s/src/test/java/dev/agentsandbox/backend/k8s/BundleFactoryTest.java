@@ -123,10 +123,12 @@ class BundleFactoryTest {
   @Test
   void quotaCapsComputeStoragePodsAndForbidsNodePortsAndLoadBalancers() {
     Map<String, Quantity> hard = BUNDLE.get(ResourceQuota.class, "agent-run").getSpec().getHard();
-    // The agent's 1 CPU and 512 MiB plus the proxy's default 250m and 256 MiB.
-    assertThat(hard.get("limits.cpu")).isEqualTo(new Quantity("1250m"));
-    assertThat(hard.get("requests.memory")).isEqualTo(new Quantity("768Mi"));
-    assertThat(hard.get("limits.ephemeral-storage")).isEqualTo(new Quantity("2048Mi"));
+    // The agent's 1 CPU and 512 MiB plus the proxy's default 250m and 256 MiB, plus the collect
+    // sidecar's 100m and 64 MiB, which runs beside the agent.
+    assertThat(hard.get("limits.cpu")).isEqualTo(new Quantity("1350m"));
+    assertThat(hard.get("requests.memory")).isEqualTo(new Quantity("832Mi"));
+    // 1 GiB for each pod, and the sidecar's 4/3 of the out volume (its log in base64) + 16 MiB.
+    assertThat(hard.get("limits.ephemeral-storage")).isEqualTo(new Quantity("3430Mi"));
     assertThat(hard.get("pods")).isEqualTo(new Quantity("2"));
     assertThat(hard.get("services.nodeports")).isEqualTo(new Quantity("0"));
     assertThat(hard.get("services.loadbalancers")).isEqualTo(new Quantity("0"));
@@ -205,7 +207,7 @@ class BundleFactoryTest {
     // Jackson 3 serializers, so the bodies must already be plain trees.
     String yaml = new ObjectMapper(new YAMLFactory()).writeValueAsString(BUNDLE.manifests());
     assertThat(yaml)
-        .contains("cpu: \"1250m\"")
+        .contains("cpu: \"1350m\"")
         .contains("port: 3128")
         .contains("runtimeClassName: \"gvisor\"")
         .doesNotContain("intVal")
@@ -331,7 +333,7 @@ class BundleFactoryTest {
                 .map(o -> o.getKind() + "/" + o.getMetadata().getName())
                 .toList());
     JsonNode quota = documents.get(7);
-    assertThat(quota.at("/spec/hard/limits.cpu").asText()).isEqualTo("1250m");
+    assertThat(quota.at("/spec/hard/limits.cpu").asText()).isEqualTo("1350m");
     assertThat(documents.get(1).at("/apiVersion").asText()).isEqualTo("networking.k8s.io/v1");
   }
 

@@ -198,6 +198,24 @@ final class FakeCluster implements AutoCloseable {
         .always();
   }
 
+  /**
+   * Serves the collect sidecar's log, followed, as the kubelet would once the sidecar wrote its
+   * stream and ended. Only the {@code collect} container's log: the agent's is {@link #logs}.
+   */
+  void collectLog(String runId, String log) {
+    server.expect().get().withPath(collectLogPath(runId)).andReturn(200, log).always();
+  }
+
+  static String collectLogPath(String runId) {
+    return "/api/v1/namespaces/"
+        + BundleFactory.namespaceOf(runId)
+        + "/pods/"
+        + AGENT_POD
+        + "/log?pretty=false&container="
+        + SandboxPods.COLLECT
+        + "&follow=true";
+  }
+
   /** Sets the Job's finished condition as the Job controller would. */
   void finishJob(String runId, String type, String reason) {
     String ns = BundleFactory.namespaceOf(runId);

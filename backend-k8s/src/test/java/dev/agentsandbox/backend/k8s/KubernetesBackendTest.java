@@ -141,9 +141,10 @@ class KubernetesBackendTest {
     Sandbox sandbox = backend().launch(Specs.spec("m1"), listener);
     Job job =
         client.batch().v1().jobs().inNamespace("agent-run-m1").withName(BundleFactory.JOB).get();
+    // The runtime check first; the collect sidecar last, so it starts only after the check.
     assertThat(job.getSpec().getTemplate().getSpec().getInitContainers())
-        .singleElement()
-        .satisfies(c -> assertThat(c.getName()).isEqualTo(SandboxPods.RUNTIME_CHECK));
+        .extracting(c -> c.getName())
+        .containsExactly(SandboxPods.RUNTIME_CHECK, SandboxPods.COLLECT);
     cluster.agentPodFailingRuntimeCheck(
         "m1", "agent-sandbox runtime check: this pod does not run under gVisor");
     cluster.finishJob("m1", "Failed", "BackoffLimitExceeded");

@@ -164,9 +164,11 @@ class KubernetesCredentialsTest {
       assertThat(agentPod.getSecurityContext().getFsGroup()).isEqualTo(SandboxPods.NON_ROOT_UID);
 
       // The runtime check first, then the copy: nothing of the run's reaches a pod that failed it.
+      // The collect sidecar last, and it never mounts the credentials (SandboxPodsOutputTest).
       assertThat(agentPod.getInitContainers())
           .extracting(Container::getName)
-          .containsExactly(SandboxPods.RUNTIME_CHECK, SandboxPods.CREDENTIALS_COPY);
+          .containsExactly(
+              SandboxPods.RUNTIME_CHECK, SandboxPods.CREDENTIALS_COPY, SandboxPods.COLLECT);
       Container copy = agentPod.getInitContainers().get(1);
       assertThat(copy.getCommand())
           .containsExactly(

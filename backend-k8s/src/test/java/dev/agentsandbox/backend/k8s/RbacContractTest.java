@@ -307,7 +307,15 @@ class RbacContractTest {
             "list namespaces",
             "create leases",
             "patch leases");
-    List<String> problems = breaches(used, grantsToServiceAccount(deployDocuments()));
+    List<Grant> grants = grantsToServiceAccount(deployDocuments());
+    // Outputs come from the sidecar's log: the control plane never needs to run anything in a
+    // sandbox's pod, and must not be able to.
+    for (Grant grant : grants) {
+      assertThat(grant.resources())
+          .as(grant.source())
+          .doesNotContain("pods/exec", "pods/attach", "pods/portforward", "pods/*", "*");
+    }
+    List<String> problems = breaches(used, grants);
     assertThat(problems).as("RBAC contract of deploy/ against the backend's requests").isEmpty();
   }
 
@@ -417,14 +425,21 @@ class RbacContractTest {
       Sandbox first = backend.launch(Specs.withCredentials("c1"), listener);
       cluster.agentPod("c1", 0);
       cluster.logs("c1", "hello\n", "{\"decision\":\"allow\"}\n");
+      byte[] tar = new OutputTars().folder("out").file("out/a.txt", "a").bytes();
+      cluster.collectLog("c1", OutputTars.frame(tar));
       cluster.finishJob("c1", "Complete", null);
       assertThat(first.await(Instant.now().plusSeconds(30)).end()).isEqualTo(Completion.End.EXIT);
+      // Its outputs, read from the collect sidecar's log: get pods/log, no exec.
+      try (var outputs = first.outputs().orElseThrow()) {
+        assertThat(outputs.readAllBytes()).isEqualTo(tar);
+      }
       first.teardown();
 
       // A run an operator kills while it runs.
       cluster.serveProxy("c2", "10.43.0.11");
       Sandbox second = backend.launch(Specs.spec("c2"), listener);
       cluster.agentPod("c2", null);
+      cluster.collectLog("c2", OutputTars.frame(tar));
       second.kill();
       assertThat(second.await(Instant.now().plusSeconds(30)).end())
           .isEqualTo(Completion.End.KILLED);

@@ -27,8 +27,10 @@ class RuntimeCheckIT {
         new BundleFactory(config)
             .build(Specs.spec("rc1"), Optional.of("gvisor"), Optional.of("10.43.0.9"))
             .get(Job.class, BundleFactory.JOB);
+    // The runtime check first; the collect sidecar after it.
     List<Container> init = job.getSpec().getTemplate().getSpec().getInitContainers();
-    assertThat(init).hasSize(1);
+    assertThat(init).hasSize(2);
+    assertThat(init.get(1).getName()).isEqualTo(SandboxPods.COLLECT);
     return init.get(0);
   }
 
