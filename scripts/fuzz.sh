@@ -49,7 +49,7 @@ for target in "${targets[@]}"; do
     tail -n 60 "$log" >&2
     failed+=("$test")
   fi
-  runs=$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' "$log" | tail -n 1 | grep -Eo '[0-9]+ runs' || true)
+  runs=$(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' "$log" | tail -n 1 | grep -Eo '[0-9]+' | head -n 1 || true)
   echo "fuzz: $test took $(($(date +%s) - start))s in all; executed ${runs:-no} inputs (log: $log)"
 done
 

@@ -5,6 +5,7 @@ import dev.agentsandbox.policy.InvalidHostException;
 import dev.agentsandbox.policy.net.Reason;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.ssl.AbstractSniHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -104,6 +105,33 @@ final class SniGuard extends AbstractSniHandler<Boolean> {
     }
     ctx.close();
     upstream.close();
+  }
+
+  /**
+   * A ClientHello larger than {@link #MAX_CLIENT_HELLO}: Netty's reader drops its bytes, closes the
+   * tunnel and throws {@link TooLongFrameException}. Its server name was never read, so the tunnel
+   * is refused as one without a readable ClientHello, with its decision, instead of the exception
+   * ending an allowed tunnel as an error with no refusal in the audit (found by fuzzing: {@code
+   * ProxyFuzzTest} and {@code RequestHeadFuzzTest}). Handled here rather than in {@code
+   * exceptionCaught}: Netty closes the channel before it throws, and a pipeline torn down at once
+   * (as an in-memory one is) would pass the exception on to the next handler instead.
+   */
+  @Override
+  protected void decode(
+      ChannelHandlerContext ctx, io.netty.buffer.ByteBuf in, java.util.List<Object> out)
+      throws Exception {
+    try {
+      super.decode(ctx, in, out);
+    } catch (TooLongFrameException tooLong) {
+      attempt.deny(
+          Reason.SNI_MISSING,
+          "the TLS ClientHello is larger than "
+              + MAX_CLIENT_HELLO
+              + " bytes, so its server name cannot be checked against "
+              + attempt.host());
+      ctx.close();
+      upstream.close();
+    }
   }
 
   private boolean matches(String hostname) {
