@@ -6,7 +6,8 @@
 # (src/test/resources/<package>/<Class>Inputs/<method>/), where it stays as a regression test once
 # committed. The working corpus goes to <module>/.cifuzz-corpus/ (not kept).
 #
-# Usage: scripts/fuzz.sh [seconds per target]   (default: $AGENT_SANDBOX_FUZZ_SECONDS or 20)
+# Usage: scripts/fuzz.sh [seconds per target [module]]   (default: $AGENT_SANDBOX_FUZZ_SECONDS or 20;
+#        a module, policy or proxy, fuzzes only its targets)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/jdk.sh
@@ -14,6 +15,8 @@ asb_find_jdk jdk
 
 seconds=${1:-${AGENT_SANDBOX_FUZZ_SECONDS:-20}}
 case "$seconds" in '' | *[!0-9]*) echo "fuzz: seconds must be a whole number, got '$seconds'" >&2; exit 2 ;; esac
+only=${2:-}
+case "$only" in '' | policy | proxy) ;; *) echo "fuzz: the module must be policy or proxy, got '$only'" >&2; exit 2 ;; esac
 
 targets=(
   "policy dev.agentsandbox.policy.fuzz.GrammarFuzzTest#allowEntryParsesBackFromItsPrintedForm"
@@ -35,6 +38,9 @@ failed=()
 for target in "${targets[@]}"; do
   module=${target%% *}
   test=${target#* }
+  if [ -n "$only" ] && [ "$module" != "$only" ]; then
+    continue
+  fi
   echo "fuzz: $test for ${seconds}s"
   start=$(date +%s)
   # The test phase, not surefire:test alone: a module that depends on another of ours (proxy on
@@ -57,4 +63,4 @@ if [ "${#failed[@]}" -gt 0 ]; then
   echo "fuzz: findings in ${failed[*]} (the inputs are under src/test/resources/.../*Inputs/; commit them)" >&2
   exit 1
 fi
-echo "fuzz: ${#targets[@]} targets, ${seconds}s each, no finding"
+echo "fuzz: ${only:-every module}: ${seconds}s per target, no finding"
