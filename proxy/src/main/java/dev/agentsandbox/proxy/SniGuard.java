@@ -5,7 +5,9 @@ import dev.agentsandbox.policy.InvalidHostException;
 import dev.agentsandbox.policy.net.Reason;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.ssl.AbstractSniHandler;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -102,6 +104,41 @@ final class SniGuard extends AbstractSniHandler<Boolean> {
               + " is not the CONNECT target "
               + attempt.host());
     }
+    ctx.close();
+    upstream.close();
+  }
+
+  /**
+   * Two first records Netty's reader refuses on its own: a ClientHello larger than {@link
+   * #MAX_CLIENT_HELLO} ({@link TooLongFrameException}) and an alert or application-data record that
+   * is no TLS record at all ({@link NotSslRecordException}). For either, Netty drops the bytes,
+   * closes the tunnel and throws; no server name was read, so the tunnel is refused as one without
+   * a readable ClientHello, with its decision, instead of the exception ending an allowed tunnel as
+   * an error with no refusal in the audit (both found by fuzzing: {@code ProxyFuzzTest} and {@code
+   * RequestHeadFuzzTest}). Handled here rather than in {@code exceptionCaught}: Netty closes the
+   * channel before it throws, and a pipeline torn down at once (as an in-memory one is) would pass
+   * the exception on to the next handler instead.
+   */
+  @Override
+  protected void decode(
+      ChannelHandlerContext ctx, io.netty.buffer.ByteBuf in, java.util.List<Object> out)
+      throws Exception {
+    try {
+      super.decode(ctx, in, out);
+    } catch (TooLongFrameException tooLong) {
+      refuseUnread(
+          ctx,
+          "the TLS ClientHello is larger than "
+              + MAX_CLIENT_HELLO
+              + " bytes, so its server name cannot be checked against "
+              + attempt.host());
+    } catch (NotSslRecordException notTls) {
+      refuseUnread(ctx, "the tunnel did not start with a TLS ClientHello naming " + attempt.host());
+    }
+  }
+
+  private void refuseUnread(ChannelHandlerContext ctx, String detail) {
+    attempt.deny(Reason.SNI_MISSING, detail);
     ctx.close();
     upstream.close();
   }

@@ -3,7 +3,6 @@ package dev.agentsandbox.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.api.BugDetectors;
-import com.code_intelligence.jazzer.api.SilentCloseable;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.agentsandbox.policy.AllowEntry;
 import dev.agentsandbox.policy.AllowList;
@@ -25,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiPredicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -58,17 +58,9 @@ class ProxyFuzzTest {
   private static RecordingListener decisions;
   private static ProxyServer proxy;
   private static List<AllowEntry> allowed;
-  private static SilentCloseable loopbackOnly;
 
   @BeforeAll
   static void start() throws Exception {
-    // While fuzzing, Jazzer's network hook stops any connection to an address off loopback before
-    // it is made, and reports it: the property holds even if the proxy were wrong.
-    // The hook exists only while fuzzing (regression runs load no bug detectors).
-    String fuzzing = System.getenv("JAZZER_FUZZ");
-    if (fuzzing != null && !fuzzing.isEmpty()) {
-      loopbackOnly = BugDetectors.allowNetworkConnections((host, port) -> onLoopback(host));
-    }
     fixture = new Fixture();
     resolver = new RecordingResolver(new StaticHostResolver(fixture.hosts));
     decisions = new RecordingListener();
@@ -88,9 +80,6 @@ class ProxyFuzzTest {
 
   @AfterAll
   static void stop() {
-    if (loopbackOnly != null) {
-      loopbackOnly.close();
-    }
     if (proxy != null) {
       proxy.close();
     }
@@ -99,8 +88,31 @@ class ProxyFuzzTest {
     }
   }
 
+  /** Only connections to loopback: every address in the fixture is there. */
+  private static final BiPredicate<String, Integer> LOOPBACK_ONLY =
+      (host, port) -> onLoopback(host);
+
+  /**
+   * While fuzzing, Jazzer's network hook stops any connection to an address off loopback before it
+   * is made, and reports it: the property holds even if the proxy were wrong. Set at the start of
+   * every input, as Jazzer's documentation asks, and not in {@code @BeforeAll}: Jazzer's agent is
+   * attached only when the first fuzz test starts, after {@code @BeforeAll}, and {@link
+   * BugDetectors} finds the hook's switch only if it is first loaded after that (loaded earlier it
+   * fails with "Failed to set sanitizer variable"); Jazzer also resets the switch between the kept
+   * inputs and the fuzzing. It is left set after each input (not closed): the proxy's event loop
+   * may still dial for an input after the test method returned, and must meet the same rule. The
+   * hook exists only while fuzzing (regression runs load no bug detectors).
+   */
+  private static void loopbackOnlyWhileFuzzing() {
+    String fuzzing = System.getenv("JAZZER_FUZZ");
+    if (fuzzing != null && !fuzzing.isEmpty()) {
+      BugDetectors.allowNetworkConnections(LOOPBACK_ONLY);
+    }
+  }
+
   @FuzzTest(maxDuration = FUZZ_TIME)
   void noRequestReachesARefusedHost(byte[] request) throws IOException {
+    loopbackOnlyWhileFuzzing();
     InetSocketAddress at = proxy.boundAddress();
     try (Socket socket = new Socket(at.getAddress(), at.getPort())) {
       socket.setSoTimeout(3_000);

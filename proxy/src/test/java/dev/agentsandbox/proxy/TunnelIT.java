@@ -124,6 +124,39 @@ class TunnelIT {
     assertThat(record.reason()).isEqualTo(Reason.SNI_MISSING);
   }
 
+  /**
+   * First bytes Netty's ClientHello reader refuses on its own (it closes the tunnel and throws):
+   * they are refused with a decision, not ended as an error of an allowed tunnel. Both were found
+   * by fuzzing (docs/reliability.md); here over real sockets.
+   */
+  @Test
+  void aClientHelloOver64KiBIsRefusedWithItsDecision() throws Exception {
+    // A handshake record whose ClientHello announces 0x7fffff bytes, far over the 64 KiB bound.
+    refusedAsSniMissing(new byte[] {0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0x7f, (byte) 0xff, -1});
+  }
+
+  @Test
+  void aFirstRecordThatIsNoTlsAtAllIsRefusedWithItsDecision() throws Exception {
+    // An alert record with a version no TLS has.
+    refusedAsSniMissing(new byte[] {0x15, (byte) 0xdb, 0x10, (byte) 0xc2, 0x50});
+  }
+
+  private void refusedAsSniMissing(byte[] firstBytes) throws Exception {
+    int before = decisions.records().size();
+    try (Socket tunnel = tunnel("tls.test:" + fixture.tls.port())) {
+      tunnel.getOutputStream().write(firstBytes);
+      tunnel.getOutputStream().flush();
+      try {
+        assertThat(tunnel.getInputStream().read()).as("the tunnel is closed").isEqualTo(-1);
+      } catch (IOException reset) {
+        // Closed with the client's bytes unread: a reset is a close too.
+      }
+    }
+    DecisionRecord record =
+        decisions.awaitAfter(before, r -> r.host().equals("tls.test") && !r.allowed());
+    assertThat(record.reason()).isEqualTo(Reason.SNI_MISSING);
+  }
+
   @Test
   void aTunnelToANamedPortMayCarryPlainBytes() throws Exception {
     try (Socket tunnel = tunnel("api.test:" + fixture.port)) {
