@@ -5,6 +5,7 @@ import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.docker.DockerBackend;
 import dev.agentsandbox.backend.docker.DockerBackendConfig;
 import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.backend.docker.SubnetPool;
 import dev.agentsandbox.backend.k8s.KubernetesBackend;
 import dev.agentsandbox.backend.k8s.KubernetesBackendConfig;
 import dev.agentsandbox.backend.k8s.LeaderElectedReaper;
@@ -68,12 +69,7 @@ final class Backends {
             return elected;
           };
     }
-    backends.add(
-        new DockerBackend(
-            DockerClients.fromEnvironment(),
-            withGvisorRuntime(
-                DockerBackendConfig.defaults().withProxyImage(options.proxyImage),
-                options.dockerGvisorRuntime)));
+    backends.add(new DockerBackend(DockerClients.fromEnvironment(), dockerConfig(options)));
     reportProbes(backends, out);
     return new RunWiring(backends, operator, RunSettings.defaults(instance), reaping);
   }
@@ -144,15 +140,20 @@ final class Backends {
     }
   }
 
-  private static DockerBackendConfig withGvisorRuntime(DockerBackendConfig c, String runtime) {
-    return new DockerBackendConfig(
-        c.proxyImage(),
-        c.proxyPort(),
-        c.workloadUser(),
-        c.tmpfsMb(),
-        c.proxyMemoryMb(),
-        c.proxyReadyTimeout(),
-        runtime);
+  static DockerBackendConfig dockerConfig(ServeCommand options) {
+    DockerBackendConfig config =
+        DockerBackendConfig.defaults()
+            .withProxyImage(options.proxyImage)
+            .withGvisorRuntime(options.dockerGvisorRuntime);
+    if (options.dockerSubnetPool == null) {
+      return config;
+    }
+    try {
+      return config.withSubnetPool(SubnetPool.parse(options.dockerSubnetPool));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "--docker-subnet-pool " + options.dockerSubnetPool + ": " + e.getMessage(), e);
+    }
   }
 
   static OperatorEgress operator(List<String> proxyHosts) {

@@ -133,6 +133,12 @@ class CliTest {
       {"--artifacts-retention", "30"},
       {"--artifacts-retention", "10s"},
       {"--artifacts-retention", "-1d"},
+      {"--docker-subnet-pool", "10.213.0.1/16"},
+      {"--docker-subnet-pool", "8.8.0.0/16"},
+      {"--docker-subnet-pool", "fd00::/64"},
+      {"--docker-subnet-pool", "10.213.0.0/28"},
+      {"--docker-subnet-pool", "10.213.0.0"},
+      {"--docker-subnet-pool", "banana/16"},
     };
     for (String[] options : bad) {
       ServeCommand serve = new ServeCommand();
@@ -154,8 +160,20 @@ class CliTest {
           .as(String.join(" ", options))
           .isInstanceOf(RuntimeException.class)
           .hasMessageFindingMatch(
-              "--credential-command|--jwt|JWT signing keys|absolute|--artifacts-retention");
+              "--credential-command|--jwt|JWT signing keys|absolute|--artifacts-retention"
+                  + "|--docker-subnet-pool");
     }
+  }
+
+  @Test
+  void serveTakesDockerSubnetsFromThePoolItIsGivenAndFromDockersPoolsOtherwise() {
+    ServeCommand serve = new ServeCommand();
+    new CommandLine(serve).parseArgs("--docker-subnet-pool", "10.213.0.0/16");
+    assertThat(Backends.dockerConfig(serve).subnetPool().orElseThrow().range().toString())
+        .isEqualTo("10.213.0.0/16");
+    ServeCommand plain = new ServeCommand();
+    new CommandLine(plain).parseArgs();
+    assertThat(Backends.dockerConfig(plain).subnetPool()).isEmpty();
   }
 
   @Test

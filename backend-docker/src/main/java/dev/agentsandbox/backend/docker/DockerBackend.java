@@ -2,6 +2,7 @@ package dev.agentsandbox.backend.docker;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.Info;
+import com.github.dockerjava.api.model.Network;
 import com.github.dockerjava.api.model.RuntimeInfo;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.PreparedSandbox;
@@ -13,8 +14,11 @@ import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import dev.agentsandbox.policy.net.Cidr;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -36,11 +40,52 @@ public final class DockerBackend implements SandboxBackend {
   private final DockerClient client;
   private final DockerBackendConfig config;
   private final DockerReaper reaper;
+  private final SubnetAllocator subnets;
 
   public DockerBackend(DockerClient client, DockerBackendConfig config) {
     this.client = Objects.requireNonNull(client, "client");
     this.config = Objects.requireNonNull(config, "config");
     this.reaper = new DockerReaper(client);
+    this.subnets =
+        config
+            .subnetPool()
+            .map(pool -> new SubnetAllocator(pool, this::daemonSubnets, Clock.systemUTC()))
+            .orElse(null);
+  }
+
+  /** The subnets of every network the daemon has, whoever created it. */
+  private List<Cidr> daemonSubnets() {
+    List<Cidr> found = new ArrayList<>();
+    try {
+      for (Network network : client.listNetworksCmd().exec()) {
+        Network.Ipam ipam = network.getIpam();
+        if (ipam == null || ipam.getConfig() == null) {
+          continue;
+        }
+        for (Network.Ipam.Config config : ipam.getConfig()) {
+          if (config.getSubnet() != null && !config.getSubnet().isBlank()) {
+            try {
+              found.add(Cidr.parse(config.getSubnet()));
+            } catch (IllegalArgumentException ignored) {
+              // Not a subnet this allocator could hand out anyway.
+            }
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      throw new UnableToLaunchSandboxException(
+          "listing the daemon's networks to pick free subnets from "
+              + config.subnetPool().orElseThrow().range()
+              + ": "
+              + DockerErrors.describe(e),
+          e);
+    }
+    return found;
+  }
+
+  /** How many subnet-pool blocks live sandboxes hold; 0 without a pool. */
+  int subnetsHeld() {
+    return subnets == null ? 0 : subnets.held();
   }
 
   @Override
@@ -122,7 +167,8 @@ public final class DockerBackend implements SandboxBackend {
             spec.runId(),
             runtime,
             listener,
-            Instant.now().plus(ttl));
+            Instant.now().plus(ttl),
+            subnets);
     sandbox.start(config.proxyReadyTimeout());
     return sandbox;
   }
@@ -178,7 +224,8 @@ public final class DockerBackend implements SandboxBackend {
             spec.runId(),
             runtime,
             listener,
-            idleUntil.plus(ttl));
+            idleUntil.plus(ttl),
+            subnets);
     sandbox.start(config.proxyReadyTimeout());
     return new WarmDockerSandbox(client, sandbox, spec, config, runtime, entrypoint, listener);
   }

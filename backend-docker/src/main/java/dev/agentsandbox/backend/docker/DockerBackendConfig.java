@@ -2,6 +2,7 @@ package dev.agentsandbox.backend.docker;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -14,6 +15,8 @@ import java.util.regex.Pattern;
  * @param proxyMemoryMb the proxy container's memory cap, in MiB
  * @param proxyReadyTimeout how long to wait for the proxy to report that it listens
  * @param gvisorRuntime the name under which gVisor's {@code runsc} is registered with the daemon
+ * @param subnetPool where each run's two networks take their subnets; empty: Docker's default
+ *     address pools
  */
 public record DockerBackendConfig(
     String proxyImage,
@@ -22,7 +25,8 @@ public record DockerBackendConfig(
     int tmpfsMb,
     int proxyMemoryMb,
     Duration proxyReadyTimeout,
-    String gvisorRuntime) {
+    String gvisorRuntime,
+    Optional<SubnetPool> subnetPool) {
   private static final Pattern USER = Pattern.compile("[0-9]+:[0-9]+");
 
   /** The image {@code images/build.sh} builds. */
@@ -43,6 +47,27 @@ public record DockerBackendConfig(
     }
     Objects.requireNonNull(proxyReadyTimeout, "proxyReadyTimeout");
     Objects.requireNonNull(gvisorRuntime, "gvisorRuntime");
+    Objects.requireNonNull(subnetPool, "subnetPool");
+  }
+
+  /** A configuration that leaves subnets to Docker's default address pools. */
+  public DockerBackendConfig(
+      String proxyImage,
+      int proxyPort,
+      String workloadUser,
+      int tmpfsMb,
+      int proxyMemoryMb,
+      Duration proxyReadyTimeout,
+      String gvisorRuntime) {
+    this(
+        proxyImage,
+        proxyPort,
+        workloadUser,
+        tmpfsMb,
+        proxyMemoryMb,
+        proxyReadyTimeout,
+        gvisorRuntime,
+        Optional.empty());
   }
 
   /** The defaults: the locally built proxy image on port 3128, the workload as nobody. */
@@ -54,6 +79,39 @@ public record DockerBackendConfig(
   /** The same configuration with another proxy image. */
   public DockerBackendConfig withProxyImage(String image) {
     return new DockerBackendConfig(
-        image, proxyPort, workloadUser, tmpfsMb, proxyMemoryMb, proxyReadyTimeout, gvisorRuntime);
+        image,
+        proxyPort,
+        workloadUser,
+        tmpfsMb,
+        proxyMemoryMb,
+        proxyReadyTimeout,
+        gvisorRuntime,
+        subnetPool);
+  }
+
+  /** The same configuration with another gVisor runtime name. */
+  public DockerBackendConfig withGvisorRuntime(String runtime) {
+    return new DockerBackendConfig(
+        proxyImage,
+        proxyPort,
+        workloadUser,
+        tmpfsMb,
+        proxyMemoryMb,
+        proxyReadyTimeout,
+        runtime,
+        subnetPool);
+  }
+
+  /** The same configuration taking runs' subnets from {@code pool}. */
+  public DockerBackendConfig withSubnetPool(SubnetPool pool) {
+    return new DockerBackendConfig(
+        proxyImage,
+        proxyPort,
+        workloadUser,
+        tmpfsMb,
+        proxyMemoryMb,
+        proxyReadyTimeout,
+        gvisorRuntime,
+        Optional.of(pool));
   }
 }

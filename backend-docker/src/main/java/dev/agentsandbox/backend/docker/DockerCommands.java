@@ -2,20 +2,34 @@ package dev.agentsandbox.backend.docker;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.command.CreateNetworkCmd;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Mount;
 import com.github.dockerjava.api.model.MountType;
+import com.github.dockerjava.api.model.Network;
 
 /** Turns {@link NetworkSpec} and {@link ContainerSpec} into docker-java calls, field for field. */
 final class DockerCommands {
   private DockerCommands() {}
 
-  /** Creates the network and returns its id. */
-  static String createNetwork(DockerClient client, NetworkSpec spec) {
-    return client
-        .createNetworkCmd()
+  /**
+   * Creates the network, in {@code block} when not null (else where Docker's default address pools
+   * put it), and returns its id.
+   */
+  static String createNetwork(DockerClient client, NetworkSpec spec, SubnetAllocator.Block block) {
+    CreateNetworkCmd create = client.createNetworkCmd();
+    if (block != null) {
+      create.withIpam(
+          new Network.Ipam()
+              .withDriver("default")
+              .withConfig(
+                  new Network.Ipam.Config()
+                      .withSubnet(block.subnet())
+                      .withGateway(block.gateway())));
+    }
+    return create
         .withName(spec.name())
         .withDriver("bridge")
         .withInternal(spec.internal())

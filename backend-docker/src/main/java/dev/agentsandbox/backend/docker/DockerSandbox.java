@@ -46,6 +46,8 @@ final class DockerSandbox implements Sandbox {
   private final AtomicBoolean killed = new AtomicBoolean();
   private final List<String> containers = new CopyOnWriteArrayList<>();
   private final List<String> networks = new CopyOnWriteArrayList<>();
+  private final SubnetAllocator subnets;
+  private final List<SubnetAllocator.Block> blocks = new CopyOnWriteArrayList<>();
   private final List<Closeable> streams = new CopyOnWriteArrayList<>();
   private volatile String agentId;
   private volatile String imageId;
@@ -62,8 +64,10 @@ final class DockerSandbox implements Sandbox {
       String runId,
       String runtime,
       SandboxListener listener,
-      Instant hardDeadline) {
+      Instant hardDeadline,
+      SubnetAllocator subnets) {
     this.client = client;
+    this.subnets = subnets;
     this.layout = layout;
     this.runId = runId;
     this.runtime = runtime;
@@ -76,15 +80,19 @@ final class DockerSandbox implements Sandbox {
    * credentials and the empty output folder before the workload starts; removes all on failure.
    */
   void start(Duration proxyReadyTimeout) {
+    if (subnets != null) {
+      // Both blocks before anything is created: an exhausted pool refuses the run cleanly.
+      blocks.addAll(subnets.allocate(SubnetPool.BLOCKS_PER_RUN, runId));
+    }
     String step = "creating volume " + layout.workspaceName();
     try {
       DockerCommands.createVolume(client, layout.workspace());
       step = "creating volume " + layout.credentialsName();
       DockerCommands.createVolume(client, layout.credentials());
       step = "creating network " + layout.fenceName();
-      networks.add(DockerCommands.createNetwork(client, layout.fence()));
+      networks.add(createNetwork(layout.fence(), 0));
       step = "creating network " + layout.egressName();
-      networks.add(DockerCommands.createNetwork(client, layout.egress()));
+      networks.add(createNetwork(layout.egress(), 1));
 
       ContainerSpec proxy = layout.proxy();
       step = "creating proxy container " + proxy.name() + " from image " + proxy.image();
@@ -132,6 +140,34 @@ final class DockerSandbox implements Sandbox {
       teardownQuietly();
       throw new UnableToLaunchSandboxException(
           step + " for run " + runId + ": " + DockerErrors.describe(e) + hint(e), e);
+    }
+  }
+
+  /** How many blocks one network may try when the daemon refuses them as overlapping. */
+  private static final int OVERLAP_ATTEMPTS = 8;
+
+  /**
+   * Creates a network, in this run's {@code slot}-th block of the subnet pool when there is one;
+   * when the daemon refuses the block as overlapping a network the allocator did not see (another
+   * control plane on the same range), sets it aside and tries the next free one, a bounded number
+   * of times.
+   */
+  private String createNetwork(NetworkSpec spec, int slot) {
+    if (subnets == null) {
+      return DockerCommands.createNetwork(client, spec, null);
+    }
+    for (int attempt = 1; ; attempt++) {
+      SubnetAllocator.Block block = blocks.get(slot);
+      try {
+        return DockerCommands.createNetwork(client, spec, block);
+      } catch (RuntimeException e) {
+        if (!DockerErrors.describe(e).toLowerCase(java.util.Locale.ROOT).contains("overlap")
+            || attempt == OVERLAP_ATTEMPTS) {
+          throw e;
+        }
+        subnets.refused(block);
+        blocks.set(slot, subnets.allocate(1, runId).get(0));
+      }
     }
   }
 
@@ -405,6 +441,12 @@ final class DockerSandbox implements Sandbox {
           problems.add("network " + id + ": " + DockerErrors.describe(e));
         }
       }
+    }
+    if (subnets != null) {
+      // Released even when a removal failed: the allocator reads the daemon's networks on every
+      // allocation, so a network still there keeps its block out of use until it is gone.
+      blocks.forEach(subnets::release);
+      blocks.clear();
     }
     Path file = collected;
     if (file != null) {

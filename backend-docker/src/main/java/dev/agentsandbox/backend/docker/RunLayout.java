@@ -127,11 +127,13 @@ final class RunLayout {
   }
 
   NetworkSpec fence() {
-    return new NetworkSpec(fenceName(), true, FENCE_OPTIONS, spec.labels());
+    return new NetworkSpec(
+        fenceName(), true, FENCE_OPTIONS, spec.labels(), config.subnetPool().orElse(null));
   }
 
   NetworkSpec egress() {
-    return new NetworkSpec(egressName(), false, EGRESS_OPTIONS, spec.labels());
+    return new NetworkSpec(
+        egressName(), false, EGRESS_OPTIONS, spec.labels(), config.subnetPool().orElse(null));
   }
 
   /** The proxy container: trusted code, so runc; hardened like the workload all the same. */

@@ -327,4 +327,20 @@ class RunLayoutTest {
                     .proxyPolicyJson());
     assertThat(policy.get("instance_allow").isNull()).isTrue();
   }
+
+  @Test
+  void withASubnetPoolThePlanSaysWhereEachNetworksBlockComesFrom() {
+    RunLayout pooled =
+        new RunLayout(
+            spec(),
+            DockerBackendConfig.defaults().withSubnetPool(SubnetPool.parse("10.213.0.0/16")),
+            "runsc");
+    for (NetworkSpec network : List.of(pooled.fence(), pooled.egress())) {
+      assertThat(network.body().get("IPAM").toString())
+          .as(network.name())
+          .contains("<a free /28 of 10.213.0.0/16>");
+    }
+    assertThat(LAYOUT.fence().body()).doesNotContainKey("IPAM");
+    assertThat(LAYOUT.egress().body()).doesNotContainKey("IPAM");
+  }
 }
