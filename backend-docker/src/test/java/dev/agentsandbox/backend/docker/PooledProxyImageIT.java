@@ -45,7 +45,8 @@ class PooledProxyImageIT {
     String networkId = null;
     try {
       networkId =
-          DockerCommands.createNetwork(client, new NetworkSpec(network, true, Map.of(), labels));
+          DockerCommands.createNetwork(
+              client, new NetworkSpec(network, true, Map.of(), labels), null);
       String upstream =
           start(
               client,
