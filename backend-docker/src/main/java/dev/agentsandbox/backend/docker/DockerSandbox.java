@@ -267,6 +267,31 @@ final class DockerSandbox implements Sandbox {
 
   @Override
   public Completion await(Instant deadline) throws InterruptedException {
+    try {
+      return awaitEither(deadline);
+    } catch (RuntimeException e) {
+      if (daemonAnswers()) {
+        throw e;
+      }
+      // Without live-restore a stopping daemon stops every container with it: the run is over.
+      throw new SandboxException(
+          "the Docker daemon went away during the run (stopped or restarted; it stops the run's"
+              + " containers with it, and the reaper removes what is left once it is back): "
+              + DockerErrors.describe(e),
+          e);
+    }
+  }
+
+  private boolean daemonAnswers() {
+    try {
+      client.pingCmd().exec();
+      return true;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  private Completion awaitEither(Instant deadline) throws InterruptedException {
     Instant until = deadline.isBefore(hardDeadline) ? deadline : hardDeadline;
     // Whichever stops first: the workload, or the proxy it needs (killed, crashed, out of memory).
     CountDownLatch stopped = new CountDownLatch(1);
@@ -278,20 +303,21 @@ final class DockerSandbox implements Sandbox {
     try {
       long millis = Duration.between(Instant.now(), until).toMillis();
       boolean any = millis > 0 && stopped.await(millis, TimeUnit.MILLISECONDS);
-      // Throws what broke the workload's wait (the daemon gone, say), as before the proxy watch.
+      // Throws what broke the workload's wait (the daemon gone, say).
       ended = any && wait.awaitCompletion(0, TimeUnit.MILLISECONDS);
-      if (any && !ended && proxyWait != null && proxyWait.completedWithoutError()) {
-        proxyStopped = true;
-      } else if (any && !ended) {
-        // The proxy's wait broke rather than ended (the daemon going away breaks both): the
-        // workload's wait, given a moment, says what happened.
-        ended = wait.awaitCompletion(PROXY_WAIT_BROKE_MILLIS, TimeUnit.MILLISECONDS);
-        if (!ended) {
-          throw new SandboxException(
-              "waiting for the proxy container of run "
-                  + runId
-                  + " failed; the workload's state"
-                  + " is unknown");
+      if (any && !ended) {
+        if (proxyWait != null && proxyWait.completedWithoutError() && workloadRunning()) {
+          proxyStopped = true;
+        } else {
+          // The proxy's wait broke, or the workload stopped too (a daemon stopping stops both):
+          // the workload's own wait, given a moment, says what happened.
+          ended = wait.awaitCompletion(PROXY_WAIT_BROKE_MILLIS, TimeUnit.MILLISECONDS);
+          if (!ended) {
+            throw new SandboxException(
+                "waiting for the proxy container of run "
+                    + runId
+                    + " failed; the workload's state is unknown");
+          }
         }
       }
     } finally {
@@ -308,6 +334,15 @@ final class DockerSandbox implements Sandbox {
       return proxyDied(status);
     }
     return ended(ended, status, until);
+  }
+
+  private boolean workloadRunning() {
+    try {
+      return Boolean.TRUE.equals(
+          client.inspectContainerCmd(agentId).exec().getState().getRunning());
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   /** Counts down a latch shared by the two waits when its container stops (or the wait breaks). */
