@@ -41,6 +41,9 @@ final class DockerSandbox implements Sandbox {
   /** How long the workload's wait may take to say why, once the proxy's wait broke. */
   private static final long PROXY_WAIT_BROKE_MILLIS = 10_000;
 
+  /** How long (in 100 ms polls) a workload stopped by a signal waits to see its proxy stop too. */
+  private static final int OUTSIDE_STOP_POLLS = 30;
+
   private final DockerClient client;
   private final RunLayout layout;
   private final String runId;
@@ -333,7 +336,41 @@ final class DockerSandbox implements Sandbox {
     if (proxyStopped) {
       return proxyDied(status);
     }
+    if (ended && stoppedFromOutside(status)) {
+      collectOutputs();
+      drain();
+      return new Completion(
+          Completion.End.ERROR,
+          status,
+          "the workload and its proxy were stopped together from outside the control plane"
+              + " (workload "
+              + exitDetail(status.getAsInt())
+              + "): the Docker daemon stopping or restarting (without live-restore it stops every"
+              + " container), or someone stopping the sandbox's containers by hand");
+    }
     return ended(ended, status, until);
+  }
+
+  /**
+   * Whether a workload that ended by SIGTERM or SIGKILL, which this control plane did not send, was
+   * stopped together with its proxy: what a stopping daemon does (it answers its API while it stops
+   * the containers, then goes). A workload that signals itself, or the OOM killer, leaves the proxy
+   * running. Waits (bounded) for the proxy, since the daemon stops both at about the same moment.
+   */
+  private boolean stoppedFromOutside(OptionalInt status) throws InterruptedException {
+    if (killed.get()
+        || proxyId == null
+        || status.isEmpty()
+        || (status.getAsInt() != 143 && status.getAsInt() != 137)) {
+      return false;
+    }
+    for (int i = 0; i < OUTSIDE_STOP_POLLS; i++) {
+      if (!proxyRunning() || !daemonAnswers()) {
+        return true;
+      }
+      Thread.sleep(100);
+    }
+    return false;
   }
 
   private boolean workloadRunning() {
