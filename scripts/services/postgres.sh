@@ -4,6 +4,7 @@
 #   eval "$(scripts/services/postgres.sh start)"   # exports AGENT_SANDBOX_TEST_PG_URL
 #   scripts/services/postgres.sh url               # prints the JDBC URL
 #   scripts/services/postgres.sh stop              # stops it and removes its data directory
+#   scripts/services/postgres.sh halt              # stops it, keeping its data (`start` again)
 #
 # It runs its own cluster (initdb) in a data directory under /tmp on a fixed, non-default port,
 # listening on 127.0.0.1 and a socket inside that directory: nothing else on the machine is
@@ -118,9 +119,18 @@ stop() {
   rm -rf "$DATA"
 }
 
+# Stops the server and keeps its data: `start` brings the same cluster back (the fault tests
+# restart a private server of their own this way, on a port of their own).
+halt() {
+  if running; then
+    log "halting PostgreSQL on port $PORT (data kept)"
+    as_owner "$BIN/pg_ctl" -D "$DATA" -m fast -w -t 60 stop >&2
+  fi
+}
+
 case "${1:-}" in
-  start|stop|url) ;;
-  *) die "usage: $0 start|stop|url" ;;
+  start|stop|halt|url) ;;
+  *) die "usage: $0 start|stop|halt|url" ;;
 esac
 
 BIN="$(find_bin)"

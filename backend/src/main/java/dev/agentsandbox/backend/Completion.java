@@ -26,7 +26,12 @@ public record Completion(End end, OptionalInt exitStatus, String detail) {
      * The sandbox did not run under the isolation it was launched for (a gVisor RuntimeClass whose
      * handler led elsewhere): the workload's command never ran.
      */
-    RUNTIME_MISMATCH
+    RUNTIME_MISMATCH,
+    /**
+     * The run's egress proxy stopped (killed, crashed) while the workload ran: the backend stopped
+     * the workload, since its traffic could no longer be decided or recorded.
+     */
+    PROXY_DIED
   }
 
   public Completion {

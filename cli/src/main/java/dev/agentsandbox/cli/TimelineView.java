@@ -199,7 +199,7 @@ final class TimelineView {
       case "agent_sandbox.kill" -> "kill asked by " + actor;
       case "agent_sandbox.timeout" ->
           "deadline reached after " + data.path("ttl_seconds").asText() + " s";
-      case "agent_sandbox.failure", "agent_sandbox.runtime_mismatch" ->
+      case "agent_sandbox.failure", "agent_sandbox.runtime_mismatch", "agent_sandbox.proxy_died" ->
           data.path("stage").isTextual()
               ? data.path("stage").asText() + ": " + data.path("message").asText()
               : data.path("message").asText();

@@ -24,6 +24,7 @@ final class RunLifecycle {
   static final String FAILURE = "agent_sandbox.failure";
   static final String TIMEOUT = "agent_sandbox.timeout";
   static final String RUNTIME_MISMATCH = "agent_sandbox.runtime_mismatch";
+  static final String PROXY_DIED = "agent_sandbox.proxy_died";
   static final String TEARDOWN = "agent_sandbox.teardown";
   static final String ARTIFACTS = "agent_sandbox.artifacts";
   static final String STARTED = "agent_sandbox.started";
@@ -117,7 +118,7 @@ final class RunLifecycle {
           case EXIT -> RunStatus.EXITED;
           case DEADLINE -> RunStatus.DEADLINE;
           case KILLED -> RunStatus.KILLED;
-          case ERROR, RUNTIME_MISMATCH -> RunStatus.FAILED;
+          case ERROR, RUNTIME_MISMATCH, PROXY_DIED -> RunStatus.FAILED;
         };
     String endReason = end.name().toLowerCase(java.util.Locale.ROOT);
     Instant ended = clock.instant();
@@ -139,6 +140,14 @@ final class RunLifecycle {
       store
           .audit()
           .append(new AuditEvent(RUNTIME_MISMATCH, run.actor, run.spec.agent(), run.runId(), data));
+    } else if (end == Completion.End.PROXY_DIED) {
+      // Its own row: the fence's proxy stopped under a running workload, which was then stopped.
+      ObjectNode data = json.createObjectNode();
+      data.put("backend", record.backend());
+      data.put("message", completion.detail());
+      store
+          .audit()
+          .append(new AuditEvent(PROXY_DIED, run.actor, run.spec.agent(), run.runId(), data));
     } else if (end == Completion.End.ERROR) {
       ObjectNode data = json.createObjectNode();
       data.put("stage", launched ? "run" : "launch");

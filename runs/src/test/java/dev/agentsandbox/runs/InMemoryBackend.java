@@ -49,7 +49,9 @@ class InMemoryBackend implements SandboxBackend {
     /** The backend loses the workload while waiting for it. */
     FAIL_AWAIT,
     /** Ends before its command runs: the isolation it was launched for was not there. */
-    RUNTIME_MISMATCH
+    RUNTIME_MISMATCH,
+    /** Its proxy stops while it runs; the backend stops the workload. */
+    PROXY_DIED
   }
 
   /**
@@ -333,6 +335,12 @@ class InMemoryBackend implements SandboxBackend {
               Completion.End.RUNTIME_MISMATCH,
               OptionalInt.empty(),
               "the scripted pod was not under gVisor");
+        }
+        case PROXY_DIED -> {
+          return new Completion(
+              Completion.End.PROXY_DIED,
+              OptionalInt.of(137),
+              "the scripted proxy stopped while the workload ran");
         }
         case FAIL_AWAIT ->
             throw new IllegalStateException(

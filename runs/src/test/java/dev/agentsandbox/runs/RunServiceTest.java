@@ -81,6 +81,7 @@ class RunServiceTest {
         .script("nolaunch", new Script(Ending.FAIL_LAUNCH, 0, "", List.of(), false))
         .script("lost", new Script(Ending.FAIL_AWAIT, 0, "", List.of(), false))
         .script("mismatch", new Script(Ending.RUNTIME_MISMATCH, 0, "", List.of(), false))
+        .script("proxydies", new Script(Ending.PROXY_DIED, 0, "", List.of(), false))
         .script("sticky", new Script(Ending.EXIT, 0, "", List.of(), true))
         .script(
             "egress",
@@ -308,6 +309,21 @@ class RunServiceTest {
     assertThat(audit(RunLifecycle.FAILURE, runId)).isEmpty();
     assertThat(audit(RunLifecycle.TEARDOWN, runId).get(0).data().get("end").asText())
         .isEqualTo("runtime_mismatch");
+    assertThat(backend.resources()).isEmpty();
+  }
+
+  @Test
+  void aDeadProxyIsAFailureWithItsOwnReasonAndAuditRow() throws Exception {
+    String runId = runId(service(4).run(ACTOR, request("proxydies")));
+
+    RunRecord record = stored(runId);
+    assertThat(record.status()).isEqualTo(RunStatus.FAILED);
+    assertThat(record.endReason()).isEqualTo("proxy_died");
+    AuditRow died = audit(RunLifecycle.PROXY_DIED, runId).get(0);
+    assertThat(died.data().get("message").asText()).contains("scripted proxy stopped");
+    assertThat(audit(RunLifecycle.FAILURE, runId)).isEmpty();
+    assertThat(audit(RunLifecycle.TEARDOWN, runId).get(0).data().get("end").asText())
+        .isEqualTo("proxy_died");
     assertThat(backend.resources()).isEmpty();
   }
 

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -36,6 +37,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class DockerSandbox implements Sandbox {
   /** How long the workload's and the proxy's output may take to drain once they stopped. */
   private static final long DRAIN_MILLIS = 10_000;
+
+  /** How long the workload's wait may take to say why, once the proxy's wait broke. */
+  private static final long PROXY_WAIT_BROKE_MILLIS = 10_000;
+
+  /** How long (in 100 ms polls) a workload stopped by a signal waits to see its proxy stop too. */
+  private static final int OUTSIDE_STOP_POLLS = 30;
 
   private final DockerClient client;
   private final RunLayout layout;
@@ -299,21 +306,204 @@ final class DockerSandbox implements Sandbox {
 
   @Override
   public Completion await(Instant deadline) throws InterruptedException {
+    try {
+      return awaitEither(deadline);
+    } catch (RuntimeException e) {
+      if (daemonAnswers()) {
+        throw e;
+      }
+      // Without live-restore a stopping daemon stops every container with it: the run is over.
+      throw new SandboxException(
+          "the Docker daemon went away during the run (stopped or restarted; it stops the run's"
+              + " containers with it, and the reaper removes what is left once it is back): "
+              + DockerErrors.describe(e),
+          e);
+    }
+  }
+
+  private boolean daemonAnswers() {
+    try {
+      client.pingCmd().exec();
+      return true;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  private Completion awaitEither(Instant deadline) throws InterruptedException {
     Instant until = deadline.isBefore(hardDeadline) ? deadline : hardDeadline;
-    ResultCallback.Adapter<WaitResponse> wait =
-        client.waitContainerCmd(agentId).exec(new ResultCallback.Adapter<>());
+    // Whichever stops first: the workload, or the proxy it needs (killed, crashed, out of memory).
+    CountDownLatch stopped = new CountDownLatch(1);
+    Stopped wait = client.waitContainerCmd(agentId).exec(new Stopped(stopped));
+    Stopped proxyWait =
+        proxyId == null ? null : client.waitContainerCmd(proxyId).exec(new Stopped(stopped));
     boolean ended;
+    boolean proxyStopped = false;
     try {
       long millis = Duration.between(Instant.now(), until).toMillis();
-      ended = millis > 0 && wait.awaitCompletion(millis, TimeUnit.MILLISECONDS);
+      boolean any = millis > 0 && stopped.await(millis, TimeUnit.MILLISECONDS);
+      // Throws what broke the workload's wait (the daemon gone, say).
+      ended = any && wait.awaitCompletion(0, TimeUnit.MILLISECONDS);
+      if (any && !ended) {
+        if (proxyWait != null && proxyWait.completedWithoutError() && workloadRunning()) {
+          proxyStopped = true;
+        } else {
+          // The proxy's wait broke, or the workload stopped too (a daemon stopping stops both):
+          // the workload's own wait, given a moment, says what happened.
+          ended = wait.awaitCompletion(PROXY_WAIT_BROKE_MILLIS, TimeUnit.MILLISECONDS);
+          if (!ended) {
+            throw new SandboxException(
+                "waiting for the proxy container of run "
+                    + runId
+                    + " failed; the workload's state is unknown");
+          }
+        }
+      }
     } finally {
       closeQuietly(wait);
+      if (proxyWait != null) {
+        closeQuietly(proxyWait);
+      }
     }
     if (!ended) {
       killContainer(agentId);
     }
     OptionalInt status = exitStatusOnceStopped();
+    if (proxyStopped) {
+      return proxyDied(status);
+    }
+    if (ended && stoppedFromOutside(status)) {
+      collectOutputs();
+      drain();
+      return new Completion(
+          Completion.End.ERROR,
+          status,
+          "the workload and its proxy were stopped together from outside the control plane"
+              + " (workload "
+              + exitDetail(status.getAsInt())
+              + "): the Docker daemon stopping or restarting (without live-restore it stops every"
+              + " container), or someone stopping the sandbox's containers by hand");
+    }
     return ended(ended, status, until);
+  }
+
+  /**
+   * Whether a workload that ended by SIGTERM or SIGKILL, which this control plane did not send, was
+   * stopped together with its proxy: what a stopping daemon does (it answers its API while it stops
+   * the containers, then goes). A workload that signals itself, or the OOM killer, leaves the proxy
+   * running. Waits (bounded) for the proxy, since the daemon stops both at about the same moment.
+   */
+  private boolean stoppedFromOutside(OptionalInt status) throws InterruptedException {
+    if (killed.get()
+        || proxyId == null
+        || status.isEmpty()
+        || (status.getAsInt() != 143 && status.getAsInt() != 137)) {
+      return false;
+    }
+    for (int i = 0; i < OUTSIDE_STOP_POLLS; i++) {
+      if (!proxyRunning() || !daemonAnswers()) {
+        return true;
+      }
+      Thread.sleep(100);
+    }
+    return false;
+  }
+
+  private boolean workloadRunning() {
+    try {
+      return Boolean.TRUE.equals(
+          client.inspectContainerCmd(agentId).exec().getState().getRunning());
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  /** Counts down a latch shared by the two waits when its container stops (or the wait breaks). */
+  private static final class Stopped extends ResultCallback.Adapter<WaitResponse> {
+    private final CountDownLatch latch;
+    private volatile boolean failed;
+
+    Stopped(CountDownLatch latch) {
+      this.latch = latch;
+    }
+
+    @Override
+    public void onError(Throwable throwable) {
+      failed = true;
+      super.onError(throwable);
+      latch.countDown();
+    }
+
+    @Override
+    public void onComplete() {
+      super.onComplete();
+      latch.countDown();
+    }
+
+    boolean completedWithoutError() throws InterruptedException {
+      return !failed && awaitCompletionQuietly();
+    }
+
+    private boolean awaitCompletionQuietly() throws InterruptedException {
+      try {
+        return awaitCompletion(0, TimeUnit.MILLISECONDS) && !failed;
+      } catch (RuntimeException e) {
+        return false;
+      }
+    }
+  }
+
+  /**
+   * Whether the proxy container is still running, for a workload that is not a container of its own
+   * (a warm sandbox's exec). A proxy that cannot be inspected is gone.
+   */
+  boolean proxyRunning() {
+    if (proxyId == null) {
+      return true;
+    }
+    try {
+      return Boolean.TRUE.equals(
+          client.inspectContainerCmd(proxyId).exec().getState().getRunning());
+    } catch (RuntimeException e) {
+      return !(e instanceof com.github.dockerjava.api.exception.NotFoundException);
+    }
+  }
+
+  /**
+   * The run's proxy stopped while its workload still ran: the workload has been stopped (its egress
+   * had no way out any more, and no decision could be recorded), its outputs are collected, and the
+   * run ends as {@link Completion.End#PROXY_DIED}, unless an operator's kill came first.
+   */
+  Completion proxyDied(OptionalInt status) throws InterruptedException {
+    String proxyState = describeProxyState();
+    collectOutputs();
+    drain();
+    if (killed.get()) {
+      return new Completion(Completion.End.KILLED, status, "killed on request");
+    }
+    return new Completion(
+        Completion.End.PROXY_DIED,
+        status,
+        "the run's egress proxy stopped while the workload ran ("
+            + proxyState
+            + "); the workload was stopped");
+  }
+
+  private String describeProxyState() {
+    try {
+      InspectContainerResponse.ContainerState state =
+          client.inspectContainerCmd(proxyId).exec().getState();
+      StringBuilder text = new StringBuilder("proxy container exited");
+      if (state.getExitCodeLong() != null) {
+        text.append(" with status ").append(state.getExitCodeLong());
+      }
+      if (Boolean.TRUE.equals(state.getOOMKilled())) {
+        text.append(", out of memory");
+      }
+      return text.toString();
+    } catch (RuntimeException e) {
+      return "proxy container gone: " + DockerErrors.describe(e);
+    }
   }
 
   /**

@@ -216,6 +216,7 @@ final class WarmDockerSandbox implements PreparedSandbox {
     public Completion await(Instant deadline) throws InterruptedException {
       Instant until = deadline.isBefore(hardDeadline) ? deadline : hardDeadline;
       boolean ended = false;
+      boolean proxyStopped = false;
       while (Instant.now().isBefore(until)) {
         long left = Duration.between(Instant.now(), until).toMillis();
         // The stream ends with the command, unless something it started keeps its output open;
@@ -224,12 +225,16 @@ final class WarmDockerSandbox implements PreparedSandbox {
           ended = true;
           break;
         }
+        if (!base.proxyRunning()) {
+          proxyStopped = true;
+          break;
+        }
       }
       OptionalInt status = ended ? exitStatus() : OptionalInt.empty();
       base.stopWorkload();
       output.awaitEnd(POLL_MILLIS);
       closeQuietly();
-      return base.ended(ended, status, until);
+      return proxyStopped ? base.proxyDied(status) : base.ended(ended, status, until);
     }
 
     private boolean running() {

@@ -16,6 +16,7 @@ import dev.agentsandbox.server.governance.StaleVersionException;
 import dev.agentsandbox.server.governance.VersionRequiredException;
 import dev.agentsandbox.server.governance.WeakeningRefusedException;
 import dev.agentsandbox.store.StoreException;
+import dev.agentsandbox.store.StoreFullException;
 import dev.agentsandbox.store.VersionConflictException;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -62,6 +63,14 @@ public final class ErrorMapper {
       case GovernanceException refused -> governance(refused);
       case RunNotFoundException notFound ->
           new ApiException(404, "run_not_found", notFound.getMessage());
+      case StoreFullException full -> {
+        LOG.warn("store full: {}", full.getMessage());
+        yield new ApiException(
+            507,
+            "store_full",
+            "the store's disk is full: nothing of this request was saved (free space on the"
+                + " control plane's data disk, or the database server's, and retry)");
+      }
       case StoreException store -> {
         LOG.warn("store failure: {}", store.getMessage());
         yield new ApiException(

@@ -12,6 +12,8 @@ import dev.agentsandbox.server.governance.InvalidIfMatchException;
 import dev.agentsandbox.server.governance.StaleVersionException;
 import dev.agentsandbox.server.governance.VersionRequiredException;
 import dev.agentsandbox.server.governance.WeakeningRefusedException;
+import dev.agentsandbox.store.StoreFullException;
+import dev.agentsandbox.store.UnableToAccessStoreException;
 import dev.agentsandbox.store.VersionConflictException;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -32,6 +34,22 @@ class ErrorMapperTest {
 
   static Stream<Arguments> mappings() {
     return Stream.of(
+        Arguments.of(
+            "a full store disk is 507 store_full, without the store's own words",
+            new StoreFullException(
+                "save configuration agent-sandbox in the SQLite store /data/store.db: the disk is"
+                    + " full ([SQLITE_FULL] Insertion failed because database is full)",
+                null),
+            507,
+            "{\"error\":\"store_full\",\"message\":\"the store's disk is full: nothing of this"
+                + " request was saved (free space on the control plane's data disk, or the"
+                + " database server's, and retry)\"}"),
+        Arguments.of(
+            "any other store failure is 503 store_unavailable",
+            new UnableToAccessStoreException("read configuration: connection refused", null),
+            503,
+            "{\"error\":\"store_unavailable\",\"message\":\"reach the store: it failed or is"
+                + " unreachable (see the server log; /readyz tells when it is back)\"}"),
         Arguments.of(
             "a body that is not a change is 400 invalid_config without problems",
             new InvalidChangeException("the body must be a JSON object", List.of()),

@@ -2,6 +2,8 @@ package dev.agentsandbox.store.internal;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.agentsandbox.store.StoreException;
+import dev.agentsandbox.store.StoreFullException;
 import dev.agentsandbox.store.UnableToAccessStoreException;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -108,7 +110,18 @@ public final class PostgresDatabase implements Database {
     pool.close();
   }
 
-  private UnableToAccessStoreException failure(String action, SQLException e) {
+  private StoreException failure(String action, SQLException e) {
+    // 53100 disk_full (and 53000 insufficient_resources with it): the server rolled back.
+    if ("53100".equals(e.getSQLState())) {
+      return new StoreFullException(
+          action
+              + " in the PostgreSQL store "
+              + redactedUrl
+              + ": the server's disk is full ("
+              + e.getMessage()
+              + "); the transaction was rolled back, nothing of it was written",
+          e);
+    }
     return new UnableToAccessStoreException(
         action
             + " in the PostgreSQL store "

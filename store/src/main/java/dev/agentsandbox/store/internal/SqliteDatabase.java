@@ -1,5 +1,7 @@
 package dev.agentsandbox.store.internal;
 
+import dev.agentsandbox.store.StoreException;
+import dev.agentsandbox.store.StoreFullException;
 import dev.agentsandbox.store.UnableToAccessStoreException;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -129,7 +131,17 @@ public final class SqliteDatabase implements Database {
     }
   }
 
-  private UnableToAccessStoreException failure(String action, SQLException e) {
+  private StoreException failure(String action, SQLException e) {
+    if (diskFull(e)) {
+      return new StoreFullException(
+          action
+              + " in the SQLite store "
+              + file
+              + ": the disk is full ("
+              + e.getMessage()
+              + "); the transaction was rolled back, nothing of it was written",
+          e);
+    }
     return new UnableToAccessStoreException(
         action
             + " in the SQLite store "
@@ -138,5 +150,25 @@ public final class SqliteDatabase implements Database {
             + e.getMessage()
             + " (check that the file is writable and the disk is not full)",
         e);
+  }
+
+  /**
+   * SQLITE_FULL (13), or an I/O error whose cause is a full disk (a WAL write or its fsync may be
+   * reported as SQLITE_IOERR_* with the operating system's ENOSPC).
+   */
+  static boolean diskFull(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException sql && (sql.getErrorCode() & 0xff) == 13) {
+        return true;
+      }
+      String message = t.getMessage();
+      if (message != null
+          && (message.contains("SQLITE_FULL")
+              || message.contains("disk is full")
+              || message.contains("No space left on device"))) {
+        return true;
+      }
+    }
+    return false;
   }
 }
