@@ -47,14 +47,7 @@ final class PolicyChannel {
       return Optional.of(JSON.readValue(parser, Object.class));
     } catch (JsonProcessingException e) {
       throw new InvalidProxyConfigException(
-          "policy on standard input: "
-              + Echo.of(e.getOriginalMessage())
-              + (e.getLocation() == null
-                  ? ""
-                  : " at line "
-                      + e.getLocation().getLineNr()
-                      + " column "
-                      + e.getLocation().getColumnNr()));
+          "policy on standard input: " + ProxyConfigs.describe(e));
     } catch (IOException e) {
       throw new InvalidProxyConfigException(
           "reading the policy on standard input failed: " + Echo.of(e.getMessage()), e);

@@ -60,17 +60,7 @@ final class ProxyConfigs {
     try {
       tree = POLICY_JSON.readValue(Files.readAllBytes(file), Object.class);
     } catch (JsonProcessingException e) {
-      throw new InvalidProxyConfigException(
-          "reading policy file "
-              + file
-              + ": "
-              + Echo.of(e.getOriginalMessage())
-              + (e.getLocation() == null
-                  ? ""
-                  : " at line "
-                      + e.getLocation().getLineNr()
-                      + " column "
-                      + e.getLocation().getColumnNr()));
+      throw new InvalidProxyConfigException("reading policy file " + file + ": " + describe(e));
     } catch (IOException e) {
       throw new InvalidProxyConfigException(
           "reading policy file " + file + " failed: " + e.getMessage(), e);
@@ -313,5 +303,16 @@ final class ProxyConfigs {
     } catch (InvalidProxyConfigException e) {
       throw new InvalidProxyConfigException(where + e.getMessage(), e);
     }
+  }
+
+  /** A JSON error in one line: what the parser said (echoed safely) and where. */
+  static String describe(JsonProcessingException e) {
+    return Echo.of(e.getOriginalMessage())
+        + (e.getLocation() == null
+            ? ""
+            : " at line "
+                + e.getLocation().getLineNr()
+                + " column "
+                + e.getLocation().getColumnNr());
   }
 }
