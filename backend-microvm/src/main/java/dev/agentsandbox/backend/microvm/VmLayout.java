@@ -184,6 +184,9 @@ final class VmLayout {
     settings.put("ASB_GID", Integer.toString(config.workloadUid()));
     settings.put("ASB_PIDS", Integer.toString(spec.resources().pids()));
     settings.put("ASB_MEMORY_MB", Integer.toString(spec.resources().memoryMb()));
+    // The guest has no clock of its own (the machine runs with rtc=off and no kvmclock under TCG):
+    // without this it starts at 1970, and every certificate is "not yet valid" to its clients.
+    settings.put("ASB_CLOCK", Long.toString(java.time.Instant.now().getEpochSecond()));
     return settings;
   }
 

@@ -1,4 +1,4 @@
-package dev.agentsandbox.backend.docker;
+package dev.agentsandbox.testing;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
@@ -7,7 +7,6 @@ import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
-import dev.agentsandbox.testing.Host;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -58,24 +57,43 @@ import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /**
- * What the client compatibility suite talks to, on this host only: a dummy interface carrying
- * {@value #ADDRESS}, and behind it a plain HTTP server (web.test) and an HTTPS server whose
+ * What the client compatibility suite talks to, on this host only: a dummy interface carrying the
+ * layout's address, and behind it a plain HTTP server (web.test) and an HTTPS server whose
  * certificate (web.test, pypi.test, git.test) comes from a CA made for this one test. The HTTPS
  * server also carries a PEP 503 package index with one wheel built here, and a git repository
  * served by the host's {@code git http-backend} (git's smart HTTP protocol, through CGI). Every
  * allowed answer carries a token drawn for this test, so a body cannot come from anywhere else.
+ *
+ * <p>Each backend's suite stands it up on its own {@link Layout} (link name and address), so the
+ * Docker and the microVM suites never collide on the host.
  */
-final class CompatUpstream implements AutoCloseable {
-  static final String ADDRESS = "198.18.113.1";
-  static final String CIDR = "198.18.113.0/24";
+public final class CompatUpstream implements AutoCloseable {
+  /** The Docker backend's suite: link {@code asb-compat0}, 198.18.113.1. */
+  public static final Layout DOCKER = new Layout("asb-compat0", "198.18.113.1", "198.18.113.0/24");
+
+  /** The microVM backend's suite: link {@code asbm-compat0}, 198.18.114.1. */
+  public static final Layout MICROVM =
+      new Layout("asbm-compat0", "198.18.114.1", "198.18.114.0/24");
+
   static final String PROJECT = "asb-compat-probe";
-  private static final String LINK = "asb-compat0";
+
+  /**
+   * Where the upstream lives: a dummy link of that name carrying the address (a /32), inside the
+   * CIDR the run declares internal.
+   */
+  public record Layout(String link, String address, String cidr) {}
+
   private static final String MODULE = "asb_compat_probe";
   private static final String WHEEL = MODULE + "-1.0-py3-none-any.whl";
   private static final List<String> TLS_NAMES = List.of("web.test", "pypi.test", "git.test");
 
-  final String token;
-  final String caPem;
+  /** Drawn for this upstream; every allowed answer carries it. */
+  public final String token;
+
+  /** The test CA's certificate (PEM) that the clients are told to trust. */
+  public final String caPem;
+
+  public final Layout layout;
   private final Path dir;
   private final ExecutorService executor = Executors.newFixedThreadPool(8);
   private final List<String> links = new ArrayList<>();
@@ -83,7 +101,8 @@ final class CompatUpstream implements AutoCloseable {
   private HttpServer http;
   private HttpsServer https;
 
-  private CompatUpstream(Path dir, String token, String caPem, byte[] wheel) {
+  private CompatUpstream(Layout layout, Path dir, String token, String caPem, byte[] wheel) {
+    this.layout = layout;
     this.dir = dir;
     this.token = token;
     this.caPem = caPem;
@@ -91,19 +110,19 @@ final class CompatUpstream implements AutoCloseable {
   }
 
   /** What web.test answers on both ports. */
-  String body() {
+  public String body() {
     return "hello from the compatibility upstream " + token;
   }
 
-  int httpPort() {
+  public int httpPort() {
     return http.getAddress().getPort();
   }
 
-  int tlsPort() {
+  public int tlsPort() {
     return https.getAddress().getPort();
   }
 
-  static CompatUpstream start() throws Exception {
+  public static CompatUpstream start(Layout layout) throws Exception {
     Path dir = Files.createTempDirectory("asb-compat-");
     List<String> created = new ArrayList<>();
     CompatUpstream upstream = null;
@@ -117,12 +136,12 @@ final class CompatUpstream implements AutoCloseable {
       byte[] seed = new byte[8];
       new SecureRandom().nextBytes(seed);
       String token = HexFormat.of().formatHex(seed);
-      upstream = new CompatUpstream(dir, token, pem(ca), wheel(token));
+      upstream = new CompatUpstream(layout, dir, token, pem(ca), wheel(token));
       upstream.makeRepository();
-      Host.addLink(LINK, ADDRESS);
-      created.add(LINK);
+      Host.addLink(layout.link(), layout.address());
+      created.add(layout.link());
       upstream.links.addAll(created);
-      InetAddress address = InetAddress.getByName(ADDRESS);
+      InetAddress address = InetAddress.getByName(layout.address());
       upstream.http = HttpServer.create(new InetSocketAddress(address, 0), 64);
       upstream.http.createContext("/", upstream.guarded(upstream::hello));
       upstream.http.setExecutor(upstream.executor);
@@ -437,7 +456,7 @@ final class CompatUpstream implements AutoCloseable {
   }
 
   /** What {@code git http-backend} wrote to its standard error, for a failing test's message. */
-  String backendLog() throws IOException {
+  public String backendLog() throws IOException {
     Path log = dir.resolve("http-backend.log");
     return Files.exists(log) ? Files.readString(log, UTF_8) : "";
   }

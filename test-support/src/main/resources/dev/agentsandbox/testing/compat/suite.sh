@@ -1,7 +1,8 @@
 #!/bin/sh
-# The client compatibility suite, run inside one sandbox (ClientCompatibilityIT). Every attempt of
-# every client prints one line "@@ <client> <cell> <attempt> <result>"; the test judges the results
-# and counts the proxy's decisions. Nothing here decides whether a cell passed.
+# The client compatibility suite, run inside one sandbox (ClientCompatibilityIT for Docker,
+# MicroVmClientCompatibilityIT for the microVM backend). Every attempt of every client prints one
+# line "@@ <client> <cell> <attempt> <result>"; the test judges the results and counts the proxy's
+# decisions. Nothing here decides whether a cell passed.
 #
 # Environment (from the test): ASB_ROUNDS, ASB_IP (the test upstream's address), ASB_HTTP_PORT
 # (plain HTTP, web.test), ASB_TLS_PORT (HTTPS for web.test, pypi.test and git.test, a certificate
