@@ -39,10 +39,6 @@ public final class ProxyCommand implements Callable<Integer> {
   }
 
   /**
-   * The CLI entry: starts the proxy, prints the ready line and serves until the process is asked to
-   * stop (SIGTERM), when the process's one shutdown hook closes it.
-   */
-  /**
    * Netty's buffer allocator switches itself to a low-memory mode when the JVM's heap may not grow
    * past 512 MiB, as in the proxy's container (256 MiB, 70 % of it heap): every buffer larger than
    * its largest size class (16.5 KiB) is then allocated from the C heap and freed again instead of
@@ -60,6 +56,10 @@ public final class ProxyCommand implements Callable<Integer> {
 
   static final String LOW_MEMORY_PROPERTY = "io.netty.allocator.lowMemory";
 
+  /**
+   * The CLI entry: starts the proxy, prints the ready line and serves until the process is asked to
+   * stop (SIGTERM), when the process's one shutdown hook closes it.
+   */
   @Override
   public Integer call() {
     poolLargeBuffers();
