@@ -483,6 +483,9 @@ class LoadIT {
       Files.createDirectories(out);
       Files.writeString(out.resolve("nmt-summary-diff.txt"), MemoryBreakdown.nmt("summary.diff"));
       Files.writeString(out.resolve("system-map.txt"), MemoryBreakdown.systemMapText());
+      // Last, since it changes what it measures: how much of the arenas' RSS was free memory.
+      System.out.println("LoadIT soak: " + MemoryBreakdown.trimNativeHeap());
+      System.out.println("LoadIT soak: after the trim: memory " + MemoryBreakdown.sample());
       System.out.println("LoadIT soak: NMT diff and System.map in " + out.toAbsolutePath());
     }
     long seconds = (System.nanoTime() - started) / 1_000_000_000;

@@ -122,6 +122,14 @@ final class MemoryBreakdown {
     return diagnostic("systemMap", new String[0]);
   }
 
+  /**
+   * {@code jcmd <self> System.trim_native_heap}: has glibc return the free memory it keeps in its
+   * arenas, and says how much RSS that gave back (what a periodic trim would have saved).
+   */
+  static String trimNativeHeap() {
+    return diagnostic("systemTrimNativeHeap", new String[0]).strip();
+  }
+
   /** A {@code jcmd} command run on this JVM through its diagnostic command bean; "" on failure. */
   private static String diagnostic(String operation, String[] arguments) {
     try {
