@@ -32,7 +32,7 @@ cleanup() {
 trap cleanup EXIT
 rm -f "$aot" "$aot.jdk"
 # The same JVM options as bin/agent-sandbox: a cache trained with others is refused at start.
-"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:AOTCacheOutput="$work/cache.aot" \
+"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:TrimNativeHeapInterval=2000 -XX:AOTCacheOutput="$work/cache.aot" \
   -jar "$jar" serve --listen 127.0.0.1:0 --db "jdbc:sqlite:$work/store.db" --data-dir "$work" \
   --instance-id aot-training >"$work/serve.log" 2>&1 &
 pid=$!

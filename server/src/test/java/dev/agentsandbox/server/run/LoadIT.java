@@ -103,6 +103,15 @@ class LoadIT {
       Integer.getInteger("asb.soak.every", Math.max(1, SOAK / 10));
 
   /**
+   * With {@code -Dasb.soak.memory=true} each soak sample also prints where the RSS is ({@link
+   * MemoryBreakdown}); run the IT JVM with {@code
+   * -Dasb.it.jvmArgs=-XX:NativeMemoryTracking=summary} to add NMT's categories, a baseline after
+   * the first run and its diff at the end, and the last {@code System.map} (both written to {@code
+   * target/soak-memory/}).
+   */
+  private static final boolean SOAK_MEMORY = Boolean.getBoolean("asb.soak.memory");
+
+  /**
    * Descriptors other than sockets (files, pipes, event and timer descriptors) may differ from the
    * baseline by this many: the JIT, the GC and class loading open a few on their own.
    */
@@ -461,7 +470,23 @@ class LoadIT {
         }
         last = now;
         series.add("after run " + (i + 1) + ": " + now + ", load " + loadAverage());
+        if (SOAK_MEMORY) {
+          if (i == 0) {
+            MemoryBreakdown.nmt("baseline");
+          }
+          series.add("after run " + (i + 1) + ": memory " + MemoryBreakdown.sample());
+        }
       }
+    }
+    if (SOAK_MEMORY) {
+      Path out = Path.of("target", "soak-memory");
+      Files.createDirectories(out);
+      Files.writeString(out.resolve("nmt-summary-diff.txt"), MemoryBreakdown.nmt("summary.diff"));
+      Files.writeString(out.resolve("system-map.txt"), MemoryBreakdown.systemMapText());
+      // Last, since it changes what it measures: how much of the arenas' RSS was free memory.
+      System.out.println("LoadIT soak: " + MemoryBreakdown.trimNativeHeap());
+      System.out.println("LoadIT soak: after the trim: memory " + MemoryBreakdown.sample());
+      System.out.println("LoadIT soak: NMT diff and System.map in " + out.toAbsolutePath());
     }
     long seconds = (System.nanoTime() - started) / 1_000_000_000;
     System.out.println("LoadIT soak: " + SOAK + " sequential runs in " + seconds + " s");
