@@ -104,10 +104,28 @@ class NftFenceNamespaceIT {
         "eth0",
         "nud",
         "permanent");
+    // And the host is told the guest's, so that only the fence (not a failed neighbour lookup)
+    // stands between an IPv6 packet and an answer.
+    Matcher guestMac =
+        Pattern.compile("link/ether ([0-9a-f:]{17})")
+            .matcher(run(List.of("ip", "-n", GUEST, "-o", "link", "show", "eth0")));
+    assertThat(guestMac.find()).as("the guest's MAC").isTrue();
+    check(
+        "ip",
+        "-n",
+        HOST,
+        "-6",
+        "neigh",
+        "replace",
+        GUEST_V6,
+        "lladdr",
+        guestMac.group(1),
+        "dev",
+        TAP,
+        "nud",
+        "permanent");
     // Another address of the host's, and an uplink to the victim, whom the host forwards to.
-    check("ip", "-n", HOST, "link", "add", "svc0", "type", "dummy");
-    check("ip", "-n", HOST, "addr", "add", HOST_OTHER_ADDRESS + "/32", "dev", "svc0");
-    check("ip", "-n", HOST, "link", "set", "svc0", "up");
+    check("ip", "-n", HOST, "addr", "add", HOST_OTHER_ADDRESS + "/32", "dev", "lo");
     check(
         "ip", "-n", HOST, "link", "add", "up0", "type", "veth", "peer", "name", "eth0", "netns",
         VICTIM);
