@@ -16,9 +16,16 @@ import java.util.List;
  *   <li>anti-spoofing: only IPv4 from the address the VM was given on its own tap gets in at all;
  *   <li>into the host: only TCP to the run's proxy, on the tap's host address and the proxy port;
  *       everything else (other ports, other host addresses, other taps' addresses, ICMP, DNS) is
- *       dropped;
+ *       refused;
  *   <li>through the host: nothing is forwarded from or to a tap (no other VM, no outside address,
- *       no metadata address);
+ *       no metadata address): what a VM sends is refused, what is sent to a tap is dropped;
+ *   <li>refused, not dropped: a VM's packet that passed the anti-spoofing check and is not for its
+ *       proxy is answered in chain {@code vm_refuse} (TCP with a reset, anything else with ICMP
+ *       administratively prohibited), so a client there fails at once instead of waiting out its
+ *       time-out. Only a checked source is ever answered (the check is made again right before the
+ *       answer), so a VM cannot aim the answers at a third party by forging its source; answers are
+ *       limited per tap ({@link #REJECT_RATE}) and above that the packets are dropped as before;
+ *       what is not IPv4 or not addressed to the host alone (broadcast, multicast) is dropped.
  *   <li>the proxies themselves (by uid) open no connection to a private, loopback, link-local or
  *       special-purpose address except the destinations the run declares internal and the host's
  *       name servers on port 53 (answers on connections made to them are not restricted).
@@ -28,6 +35,13 @@ final class NftFence {
   static final String FAMILY = "inet";
   static final String TABLE = "agent_sandbox";
   static final String TAP_PREFIX = "asbv";
+
+  /**
+   * How many refused packets a tap gets an answer for: a VM flooding forbidden addresses makes the
+   * host answer at most this many a second (after a burst of as many), and its further packets are
+   * dropped, as they all were before answers were given.
+   */
+  static final String REJECT_RATE = "100/second burst 100 packets";
 
   /**
    * Addresses no proxy may reach unless the run declares them internal: what the proxy's own
@@ -56,7 +70,8 @@ final class NftFence {
    */
   String table(List<String> resolvers) {
     String wildcard = "\"" + TAP_PREFIX + "*\"";
-    List<String> chains = List.of("prerouting", "input", "forward", "output", "proxy_out");
+    List<String> chains =
+        List.of("prerouting", "input", "forward", "output", "proxy_out", "vm_refuse");
     List<String> lines = new ArrayList<>();
     lines.add("table " + FAMILY + " " + TABLE + " {");
     lines.add("  set vm_sources { typeof iifname . ip saddr; }");
@@ -65,11 +80,15 @@ final class NftFence {
     lines.add("  set resolvers { type ipv4_addr; flags interval; }");
     lines.add("  set private4 { type ipv4_addr; flags interval; }");
     lines.add("  set private6 { type ipv6_addr; flags interval; }");
+    // One element per tap that was refused something in the last minute, holding its rate limit.
+    lines.add(
+        "  set vm_reject_rate { typeof iifname; size 65536; flags dynamic,timeout; timeout 1m; }");
     lines.add("  chain prerouting { type filter hook prerouting priority raw; policy accept; }");
     lines.add("  chain input { type filter hook input priority filter - 10; policy accept; }");
     lines.add("  chain forward { type filter hook forward priority filter - 10; policy accept; }");
     lines.add("  chain output { type filter hook output priority filter - 10; policy accept; }");
     lines.add("  chain proxy_out { }");
+    lines.add("  chain vm_refuse { }");
     lines.add("}");
     for (String chain : chains) {
       lines.add("flush chain " + FAMILY + " " + TABLE + " " + chain);
@@ -99,11 +118,26 @@ final class NftFence {
     lines.add("  chain input {");
     lines.add(
         "    iifname " + wildcard + " iifname . ip saddr . ip daddr . tcp dport @vm_proxy accept");
+    lines.add("    iifname " + wildcard + " jump vm_refuse");
     lines.add("    iifname " + wildcard + " drop");
     lines.add("  }");
     lines.add("  chain forward {");
+    lines.add("    iifname " + wildcard + " jump vm_refuse");
     lines.add("    iifname " + wildcard + " drop");
     lines.add("    oifname " + wildcard + " drop");
+    lines.add("  }");
+    // Called from input and forward only (nftables allows reject nowhere else). Every packet that
+    // enters meets a verdict (the last rule matches all IPv4, the first drops the rest); should a
+    // packet ever come back out, the drop after each jump still ends it, so nothing is accepted.
+    // The source is checked again here, not only in prerouting, so that an answer can never go to
+    // an address the VM does not own.
+    lines.add("  chain vm_refuse {");
+    lines.add("    meta nfproto != ipv4 drop");
+    lines.add("    meta pkttype != host drop");
+    lines.add("    iifname . ip saddr != @vm_sources drop");
+    lines.add("    update @vm_reject_rate { iifname limit rate over " + REJECT_RATE + " } drop");
+    lines.add("    meta l4proto tcp reject with tcp reset");
+    lines.add("    reject with icmp type admin-prohibited");
     lines.add("  }");
     lines.add("  chain output {");
     lines.add("    oifname " + wildcard + " meta nfproto != ipv4 drop");

@@ -285,7 +285,8 @@ class MicroVmLifecycleIT {
     String table = (String) plan.manifests().get(3).body();
     assertThat(table)
         .contains("table inet agent_sandbox")
-        .contains("iifname \"asbv*\" drop")
+        .contains("iifname \"asbv*\" jump vm_refuse")
+        .contains("meta l4proto tcp reject with tcp reset")
         .contains("ip daddr @private4 drop");
     assertThat(plan.manifests().get(8).body().toString())
         .contains("-sandbox")

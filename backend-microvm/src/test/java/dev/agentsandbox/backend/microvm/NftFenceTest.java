@@ -30,13 +30,46 @@ class NftFenceTest {
     String table = fence.table(List.of());
     assertThat(table)
         .contains(
-            "iifname \"asbv*\" iifname . ip saddr . ip daddr . tcp dport @vm_proxy accept\n    iifname \"asbv*\" drop")
-        .contains("iifname \"asbv*\" drop\n    oifname \"asbv*\" drop")
+            "iifname \"asbv*\" iifname . ip saddr . ip daddr . tcp dport @vm_proxy accept\n"
+                + "    iifname \"asbv*\" jump vm_refuse\n"
+                + "    iifname \"asbv*\" drop\n  }")
+        .contains(
+            "chain forward {\n    iifname \"asbv*\" jump vm_refuse\n    iifname \"asbv*\" drop\n"
+                + "    oifname \"asbv*\" drop")
         .contains("iifname \"asbv*\" meta nfproto != ipv4 drop")
         .contains("iifname \"asbv*\" iifname . ip saddr != @vm_sources drop");
     // Nothing from a tap is accepted anywhere else.
     assertThat(table.lines().filter(l -> l.contains("iifname \"asbv*\"") && l.contains("accept")))
         .hasSize(1);
+  }
+
+  @Test
+  void whatATapMayNotSendIsRefusedOnlyToItsOwnCheckedSourceAndAtABoundedRate() {
+    String table = fence.table(List.of());
+    String refuse = table.substring(table.lastIndexOf("  chain vm_refuse {"));
+    refuse = refuse.substring(0, refuse.indexOf("  }\n") + 4);
+    // In this order: what is not IPv4, not for this host alone, or not from the tap's own address
+    // is dropped before any answer; answers are limited per tap; then a reset or an ICMP error.
+    assertThat(refuse)
+        .isEqualTo(
+            "  chain vm_refuse {\n"
+                + "    meta nfproto != ipv4 drop\n"
+                + "    meta pkttype != host drop\n"
+                + "    iifname . ip saddr != @vm_sources drop\n"
+                + "    update @vm_reject_rate { iifname limit rate over 100/second burst 100 packets }"
+                + " drop\n"
+                + "    meta l4proto tcp reject with tcp reset\n"
+                + "    reject with icmp type admin-prohibited\n"
+                + "  }\n");
+    // Only input and forward (where nftables allows reject) send a tap's packets there; the
+    // prerouting drops (anti-spoofing, not IPv4) come first and answer nothing.
+    assertThat(table.lines().filter(l -> l.contains("jump vm_refuse"))).hasSize(2);
+    assertThat(table.lines().filter(l -> l.contains("reject with"))).hasSize(2);
+    String prerouting = table.substring(table.lastIndexOf("  chain prerouting {"));
+    prerouting = prerouting.substring(0, prerouting.indexOf("  }\n"));
+    assertThat(prerouting).doesNotContain("reject").doesNotContain("vm_refuse");
+    assertThat(table)
+        .contains("set vm_reject_rate { typeof iifname; size 65536; flags dynamic,timeout;");
   }
 
   @Test
