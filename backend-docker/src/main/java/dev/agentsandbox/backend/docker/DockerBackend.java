@@ -54,11 +54,27 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
    * its proxy pool in the background at once. {@link #close} drains it.
    */
   public DockerBackend(DockerClient client, DockerBackendConfig config) {
-    this(client, config, PROXY_POOL_MAX_IDLE);
+    this(client, config, PROXY_POOL_MAX_IDLE, standbyLabelLifetime(PROXY_POOL_MAX_IDLE));
   }
 
-  /** With another maximum idle time for the proxy pool's standbys; for tests of their expiry. */
-  DockerBackend(DockerClient client, DockerBackendConfig config, Duration poolMaxIdle) {
+  /**
+   * How long a standby's expiry label lasts from its creation: the longest idle wait plus the
+   * longest run on it plus five minutes. Docker labels cannot change when a run takes the standby,
+   * and past its expiry the reaper removes an object whatever the control plane says.
+   */
+  static Duration standbyLabelLifetime(Duration poolMaxIdle) {
+    return poolMaxIdle.plus(MAX_TTL).plus(Duration.ofMinutes(5));
+  }
+
+  /**
+   * With another maximum idle time for the proxy pool's standbys and another lifetime of their
+   * expiry label; for tests of their expiry.
+   */
+  DockerBackend(
+      DockerClient client,
+      DockerBackendConfig config,
+      Duration poolMaxIdle,
+      Duration standbyLabelLifetime) {
     this.client = Objects.requireNonNull(client, "client");
     this.config = Objects.requireNonNull(config, "config");
     this.reaper = new DockerReaper(client);
@@ -75,16 +91,13 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
             clock,
             id -> {
               Instant now = clock.instant();
-              // The label must outlast the longest idle wait plus the longest run on it: Docker
-              // labels cannot change when a run takes the standby, and past its expiry the reaper
-              // removes an object whatever the control plane says.
               return ProxyStandby.create(
                   client,
                   config,
                   subnets,
                   id,
                   now,
-                  now.plus(poolMaxIdle).plus(MAX_TTL).plus(Duration.ofMinutes(5)),
+                  now.plus(standbyLabelLifetime),
                   config.proxyReadyTimeout());
             });
     pool.start();
