@@ -27,6 +27,16 @@ public interface Sandbox extends AutoCloseable {
   }
 
   /**
+   * The id of the pre-started proxy (a backend's proxy-pool standby) this sandbox was built on, for
+   * the run's audit rows.
+   *
+   * @return empty when the sandbox's proxy was started for it
+   */
+  default java.util.Optional<String> pooledProxy() {
+    return java.util.Optional.empty();
+  }
+
+  /**
    * Waits until the workload ends or the deadline passes, killing it at the deadline. Output and
    * egress decisions reach the launch's {@link SandboxListener} before this returns.
    *

@@ -145,6 +145,12 @@ final class Backends {
         DockerBackendConfig.defaults()
             .withProxyImage(options.proxyImage)
             .withGvisorRuntime(options.dockerGvisorRuntime);
+    try {
+      config = config.withProxyPool(options.dockerProxyPool);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "--docker-proxy-pool " + options.dockerProxyPool + ": " + e.getMessage(), e);
+    }
     if (options.dockerSubnetPool == null) {
       return config;
     }

@@ -95,6 +95,16 @@ final class ServeCommand implements Callable<Integer> {
   String dockerSubnetPool;
 
   @Option(
+      names = "--docker-proxy-pool",
+      paramLabel = "N",
+      description =
+          "How many proxies, each with its run's two networks and volumes, the Docker backend keeps"
+              + " started and awaiting a policy, so that a cold run need not wait for its proxy"
+              + " to start; 0 to 32 (default: ${DEFAULT-VALUE}, off)",
+      defaultValue = "0")
+  int dockerProxyPool;
+
+  @Option(
       names = "--microvm-accel",
       paramLabel = "kvm|tcg|off",
       description =

@@ -139,6 +139,8 @@ class CliTest {
       {"--docker-subnet-pool", "10.213.0.0/28"},
       {"--docker-subnet-pool", "10.213.0.0"},
       {"--docker-subnet-pool", "banana/16"},
+      {"--docker-proxy-pool", "-1"},
+      {"--docker-proxy-pool", "1000"},
     };
     for (String[] options : bad) {
       ServeCommand serve = new ServeCommand();
@@ -161,7 +163,7 @@ class CliTest {
           .isInstanceOf(RuntimeException.class)
           .hasMessageFindingMatch(
               "--credential-command|--jwt|JWT signing keys|absolute|--artifacts-retention"
-                  + "|--docker-subnet-pool");
+                  + "|--docker-subnet-pool|--docker-proxy-pool");
     }
   }
 
@@ -174,6 +176,16 @@ class CliTest {
     ServeCommand plain = new ServeCommand();
     new CommandLine(plain).parseArgs();
     assertThat(Backends.dockerConfig(plain).subnetPool()).isEmpty();
+  }
+
+  @Test
+  void serveKeepsNoProxyPoolUnlessAsked() {
+    ServeCommand plain = new ServeCommand();
+    new CommandLine(plain).parseArgs();
+    assertThat(Backends.dockerConfig(plain).proxyPoolSize()).isZero();
+    ServeCommand pooled = new ServeCommand();
+    new CommandLine(pooled).parseArgs("--docker-proxy-pool", "3");
+    assertThat(Backends.dockerConfig(pooled).proxyPoolSize()).isEqualTo(3);
   }
 
   @Test

@@ -68,6 +68,8 @@ final class RunLifecycle {
       data.put("runtime", runtime);
       data.put("image", run.spec.image());
       sandbox.imageId().ifPresent(id -> data.put("image_id", id));
+      // Which runs were built on a proxy-pool standby (docs/backends/docker.md, "Proxy pool").
+      sandbox.pooledProxy().ifPresent(id -> data.put("proxy_pool", id));
       store.audit().append(new AuditEvent(STARTED, run.actor, run.spec.agent(), run.runId(), data));
       stage = "await";
       completion = sandbox.await(deadline);

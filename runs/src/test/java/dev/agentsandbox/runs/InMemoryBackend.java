@@ -38,6 +38,9 @@ import java.util.function.Predicate;
  * leaves nothing. Thread-safe.
  */
 class InMemoryBackend implements SandboxBackend {
+  /** The proxy-pool standby id the next sandboxes say they were built on; null: none. */
+  volatile String pooledProxy;
+
   /** How a scripted workload behaves. */
   enum Ending {
     /** Writes its output and decisions, then exits with the status. */
@@ -316,6 +319,11 @@ class InMemoryBackend implements SandboxBackend {
     @Override
     public java.util.Optional<String> imageId() {
       return java.util.Optional.of(imageIdOf(spec.image()));
+    }
+
+    @Override
+    public java.util.Optional<String> pooledProxy() {
+      return java.util.Optional.ofNullable(pooledProxy);
     }
 
     @Override

@@ -245,6 +245,17 @@ class RunServiceTest {
   // --- how runs end, and teardown on every path ----------------------------------------------
 
   @Test
+  void theStartedRowNamesTheProxyPoolStandbyARunWasBuiltOn() throws Exception {
+    RunService service = service(4);
+    backend.pooledProxy = "sb-abcdefghijklmnop";
+
+    String runId = runId(service.run(ACTOR, request("ok")));
+
+    AuditRow started = audit(RunLifecycle.STARTED, runId).get(0);
+    assertThat(started.data().get("proxy_pool").asText()).isEqualTo("sb-abcdefghijklmnop");
+  }
+
+  @Test
   void aNormalExitIsRecordedAndTornDown() throws Exception {
     RunService service = service(4);
 
@@ -265,6 +276,7 @@ class RunServiceTest {
     assertThat(started.data().get("runtime").asText()).isEqualTo(backend.probe().runtime());
     assertThat(started.data().get("image_id").asText())
         .isEqualTo(InMemoryBackend.imageIdOf(AgentSettings.DEFAULT_IMAGE));
+    assertThat(started.data().has("proxy_pool")).as("not built on a standby").isFalse();
     AuditRow teardown = audit(RunLifecycle.TEARDOWN, runId).get(0);
     assertThat(teardown.data().get("removed").asBoolean()).isTrue();
     assertThat(teardown.data().get("end").asText()).isEqualTo("exit");

@@ -59,6 +59,7 @@ public final class AgentSandboxServer implements AutoCloseable {
   private final AutoCloseable reaping;
   private final ScheduledExecutorService warming;
   private final Router router;
+  private final List<dev.agentsandbox.backend.SandboxBackend> backends;
 
   private AgentSandboxServer(
       HttpServer http,
@@ -67,7 +68,9 @@ public final class AgentSandboxServer implements AutoCloseable {
       ExecutorService runExecutor,
       AutoCloseable reaping,
       ScheduledExecutorService warming,
-      Router router) {
+      Router router,
+      List<dev.agentsandbox.backend.SandboxBackend> backends) {
+    this.backends = List.copyOf(backends);
     this.warming = warming;
     this.http = http;
     this.router = router;
@@ -192,6 +195,11 @@ public final class AgentSandboxServer implements AutoCloseable {
                   retention.ifPresent(ArtifactRetention::sweep);
                 });
     metrics.warmPool(runs::warmSandboxes, runs::warmOutcomes);
+    for (dev.agentsandbox.backend.SandboxBackend backend : wiring.backends()) {
+      if (backend instanceof dev.agentsandbox.backend.docker.DockerBackend docker) {
+        metrics.proxyPool(docker::proxyPoolCounts);
+      }
+    }
     ScheduledExecutorService warming =
         Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("agent-sandbox-warm-pool").daemon().factory());
@@ -207,7 +215,8 @@ public final class AgentSandboxServer implements AutoCloseable {
         WARM_POOL_PERIOD.toMillis(),
         TimeUnit.MILLISECONDS);
     http.start();
-    return new AgentSandboxServer(http, executor, runs, runExecutor, reaping, warming, router);
+    return new AgentSandboxServer(
+        http, executor, runs, runExecutor, reaping, warming, router, wiring.backends());
   }
 
   /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
@@ -246,6 +255,12 @@ public final class AgentSandboxServer implements AutoCloseable {
       runs.shutdown(Duration.ofSeconds(20));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    // The Docker backend's proxy pool: standbys no run took are removed.
+    for (dev.agentsandbox.backend.SandboxBackend backend : backends) {
+      if (backend instanceof dev.agentsandbox.backend.docker.DockerBackend docker) {
+        docker.close();
+      }
     }
     runExecutor.shutdownNow();
     executor.close();

@@ -30,7 +30,10 @@ import java.util.function.Predicate;
  * the run's egress proxy on it and on a network that leads out, and the workload on the private
  * network only, under gVisor when the daemon has {@code runsc}. See docs/backends/docker.md.
  */
-public final class DockerBackend implements SandboxBackend {
+public final class DockerBackend implements SandboxBackend, AutoCloseable {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(DockerBackend.class);
+
   /** The backend's configured name. */
   public static final String NAME = "docker";
 
@@ -41,8 +44,37 @@ public final class DockerBackend implements SandboxBackend {
   private final DockerBackendConfig config;
   private final DockerReaper reaper;
   private final SubnetAllocator subnets;
+  private final ProxyPool<ProxyStandby> pool;
 
+  /** A standby no run took within this long is destroyed and replaced. */
+  public static final Duration PROXY_POOL_MAX_IDLE = Duration.ofMinutes(10);
+
+  /**
+   * Creates the backend; with {@link DockerBackendConfig#proxyPoolSize} above 0 it starts filling
+   * its proxy pool in the background at once. {@link #close} drains it.
+   */
   public DockerBackend(DockerClient client, DockerBackendConfig config) {
+    this(client, config, PROXY_POOL_MAX_IDLE, standbyLabelLifetime(PROXY_POOL_MAX_IDLE));
+  }
+
+  /**
+   * How long a standby's expiry label lasts from its creation: the longest idle wait plus the
+   * longest run on it plus five minutes. Docker labels cannot change when a run takes the standby,
+   * and past its expiry the reaper removes an object whatever the control plane says.
+   */
+  static Duration standbyLabelLifetime(Duration poolMaxIdle) {
+    return poolMaxIdle.plus(MAX_TTL).plus(Duration.ofMinutes(5));
+  }
+
+  /**
+   * With another maximum idle time for the proxy pool's standbys and another lifetime of their
+   * expiry label; for tests of their expiry.
+   */
+  DockerBackend(
+      DockerClient client,
+      DockerBackendConfig config,
+      Duration poolMaxIdle,
+      Duration standbyLabelLifetime) {
     this.client = Objects.requireNonNull(client, "client");
     this.config = Objects.requireNonNull(config, "config");
     this.reaper = new DockerReaper(client);
@@ -51,6 +83,53 @@ public final class DockerBackend implements SandboxBackend {
             .subnetPool()
             .map(pool -> new SubnetAllocator(pool, this::daemonSubnets, Clock.systemUTC()))
             .orElse(null);
+    Clock clock = Clock.systemUTC();
+    this.pool =
+        new ProxyPool<>(
+            config.proxyPoolSize(),
+            poolMaxIdle,
+            clock,
+            id -> {
+              Instant now = clock.instant();
+              return ProxyStandby.create(
+                  client,
+                  config,
+                  subnets,
+                  id,
+                  now,
+                  now.plus(standbyLabelLifetime),
+                  config.proxyReadyTimeout());
+            });
+    pool.start();
+  }
+
+  /**
+   * The proxy pool's counts for {@code /metrics}: {@code ready} now, and {@code created}, {@code
+   * taken}, {@code failed}, {@code expired} since start (all 0 without a pool).
+   */
+  public Map<String, Long> proxyPoolCounts() {
+    return pool.counts();
+  }
+
+  /** The configured pool size (0: no pool). */
+  public int proxyPoolSize() {
+    return pool.size();
+  }
+
+  /** The ids of the standbys ready now; for tests. */
+  List<String> proxyPoolReady() {
+    return pool.readyIds();
+  }
+
+  /** Takes a standby for a test that looks at one before any run; the caller destroys it. */
+  java.util.Optional<ProxyStandby> takeStandbyForTest(String owner) {
+    return pool.take(owner);
+  }
+
+  /** Drains the proxy pool: every standby no run took is removed. Runs are left alone. */
+  @Override
+  public void close() {
+    pool.close();
   }
 
   /** The subnets of every network the daemon has, whoever created it. */
@@ -139,7 +218,49 @@ public final class DockerBackend implements SandboxBackend {
     Probe probe = probe();
     Isolation isolation = probe.available() ? probe.isolation() : Isolation.CONTAINER;
     String runtime = probe.available() ? probe.runtime() : "runc";
-    return new RunLayout(spec, config, runtime).plan(isolation);
+    SandboxPlan plan = new RunLayout(spec, config, runtime).plan(isolation);
+    if (pool.size() == 0) {
+      return plan;
+    }
+    List<dev.agentsandbox.backend.Manifest> manifests = new ArrayList<>();
+    manifests.add(proxyPoolManifest(spec));
+    manifests.addAll(plan.manifests());
+    return new SandboxPlan(plan.backend(), plan.runtime(), plan.isolation(), manifests);
+  }
+
+  /**
+   * What the plan says about the proxy pool: which of the objects below a standby provides when one
+   * is ready at launch, and how its proxy gets the run's policy.
+   */
+  private dev.agentsandbox.backend.Manifest proxyPoolManifest(RunSpec spec) {
+    String standby = "asb-" + ProxyPool.ID_PREFIX + "<id>";
+    Map<String, Object> body = new java.util.LinkedHashMap<>();
+    body.put("Size", pool.size());
+    body.put(
+        "WhenAStandbyIsReady",
+        List.of(
+            "volume " + RunLayout.workspaceName(spec.runId()) + " is " + standby + "-workspace",
+            "volume " + RunLayout.credentialsName(spec.runId()) + " is " + standby + "-credentials",
+            "network " + RunLayout.fenceName(spec.runId()) + " is " + standby + "-fence",
+            "network " + RunLayout.egressName(spec.runId()) + " is " + standby + "-egress",
+            "container "
+                + RunLayout.proxyName(spec.runId())
+                + " is "
+                + standby
+                + "-proxy, created before the run with OpenStdin and"
+                + " AGENT_SANDBOX_PROXY_AWAIT=0.0.0.0:"
+                + config.proxyPort()
+                + " instead of AGENT_SANDBOX_PROXY_POLICY, refusing every request until the"
+                + " value of AGENT_SANDBOX_PROXY_POLICY below is written to its standard input"
+                + " over the Engine API's attach",
+            "those objects carry the standby's labels (run-id "
+                + ProxyPool.ID_PREFIX
+                + "<id>, agent "
+                + ProxyStandby.AGENT_LABEL
+                + "), not the run's; the workload container and everything after the proxy are"
+                + " the run's own, as listed"));
+    body.put("Otherwise", "every object is created for the run, as listed");
+    return new dev.agentsandbox.backend.Manifest("proxy-pool", standby, body);
   }
 
   @Override
@@ -160,6 +281,35 @@ public final class DockerBackend implements SandboxBackend {
     Objects.requireNonNull(listener, "listener");
     refuseUnusable(spec, probe, runtime);
     Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
+    // A run with labels of its own is built cold: they go on every object it has, and Docker
+    // cannot add labels to a standby's objects that already exist.
+    java.util.Optional<ProxyStandby> standby =
+        spec.runLabels().isEmpty() ? pool.take(spec.runId()) : java.util.Optional.empty();
+    if (standby.isPresent()) {
+      ProxyStandby taken = standby.get();
+      DockerSandbox sandbox =
+          new DockerSandbox(
+              client,
+              RunLayout.pooled(spec, config, runtime, taken.id()),
+              spec.runId(),
+              runtime,
+              listener,
+              Instant.now().plus(ttl),
+              subnets);
+      sandbox.afterTeardown(() -> pool.released(taken.id()));
+      try {
+        sandbox.startOnStandby(taken, config.proxyReadyTimeout());
+        return sandbox;
+      } catch (DockerSandbox.StandbyFailedException e) {
+        // The standby's proxy did not take the policy (gone, stopped): it is removed, and the
+        // run is built cold instead; nothing of the run had been created.
+        LOG.warn(
+            "run {}: proxy-pool standby {} failed, building the run cold: {}",
+            spec.runId(),
+            taken.id(),
+            e.getMessage());
+      }
+    }
     DockerSandbox sandbox =
         new DockerSandbox(
             client,
@@ -248,8 +398,18 @@ public final class DockerBackend implements SandboxBackend {
     }
   }
 
+  /**
+   * Reaps as {@link DockerReaper} does, with one addition: objects labelled with a proxy-pool
+   * standby's id (not a run's) are live while the standby is in this backend's pool or being
+   * created, or while the run that took it is live by {@code isLive}; a standby this backend does
+   * not know (a crashed control plane's) is over, and its expiry label bounds it anyway.
+   */
   @Override
   public ReapReport reap(Instant now, Predicate<String> isLive) {
-    return reaper.reap(now, isLive);
+    ReapReport report =
+        reaper.reap(
+            now, id -> ProxyPool.isStandbyId(id) ? pool.isLive(id, isLive) : isLive.test(id));
+    pool.forgetEnded(isLive);
+    return report;
   }
 }

@@ -17,6 +17,9 @@ import java.util.regex.Pattern;
  * @param gvisorRuntime the name under which gVisor's {@code runsc} is registered with the daemon
  * @param subnetPool where each run's two networks take their subnets; empty: Docker's default
  *     address pools
+ * @param proxyPoolSize how many proxies (with their volumes and networks) are kept started and
+ *     awaiting a policy for cold runs, 0 (off) to {@value ProxyPool#MAX_SIZE}; see {@link
+ *     ProxyPool}
  */
 public record DockerBackendConfig(
     String proxyImage,
@@ -26,7 +29,8 @@ public record DockerBackendConfig(
     int proxyMemoryMb,
     Duration proxyReadyTimeout,
     String gvisorRuntime,
-    Optional<SubnetPool> subnetPool) {
+    Optional<SubnetPool> subnetPool,
+    int proxyPoolSize) {
   private static final Pattern USER = Pattern.compile("[0-9]+:[0-9]+");
 
   /** The image {@code images/build.sh} builds. */
@@ -48,6 +52,35 @@ public record DockerBackendConfig(
     Objects.requireNonNull(proxyReadyTimeout, "proxyReadyTimeout");
     Objects.requireNonNull(gvisorRuntime, "gvisorRuntime");
     Objects.requireNonNull(subnetPool, "subnetPool");
+    if (proxyPoolSize < 0 || proxyPoolSize > ProxyPool.MAX_SIZE) {
+      throw new IllegalArgumentException(
+          "the proxy pool's size must be 0 (off) to "
+              + ProxyPool.MAX_SIZE
+              + " (each standby is a running proxy and two networks): "
+              + proxyPoolSize);
+    }
+  }
+
+  /** A configuration without a proxy pool. */
+  public DockerBackendConfig(
+      String proxyImage,
+      int proxyPort,
+      String workloadUser,
+      int tmpfsMb,
+      int proxyMemoryMb,
+      Duration proxyReadyTimeout,
+      String gvisorRuntime,
+      Optional<SubnetPool> subnetPool) {
+    this(
+        proxyImage,
+        proxyPort,
+        workloadUser,
+        tmpfsMb,
+        proxyMemoryMb,
+        proxyReadyTimeout,
+        gvisorRuntime,
+        subnetPool,
+        0);
   }
 
   /** A configuration that leaves subnets to Docker's default address pools. */
@@ -86,7 +119,8 @@ public record DockerBackendConfig(
         proxyMemoryMb,
         proxyReadyTimeout,
         gvisorRuntime,
-        subnetPool);
+        subnetPool,
+        proxyPoolSize);
   }
 
   /** The same configuration with another gVisor runtime name. */
@@ -99,7 +133,8 @@ public record DockerBackendConfig(
         proxyMemoryMb,
         proxyReadyTimeout,
         runtime,
-        subnetPool);
+        subnetPool,
+        proxyPoolSize);
   }
 
   /** The same configuration taking runs' subnets from {@code pool}. */
@@ -112,6 +147,25 @@ public record DockerBackendConfig(
         proxyMemoryMb,
         proxyReadyTimeout,
         gvisorRuntime,
-        Optional.of(pool));
+        Optional.of(pool),
+        proxyPoolSize);
+  }
+
+  /**
+   * The same configuration keeping {@code size} proxies started for cold runs (0: none).
+   *
+   * @throws IllegalArgumentException when the size is negative or above {@value ProxyPool#MAX_SIZE}
+   */
+  public DockerBackendConfig withProxyPool(int size) {
+    return new DockerBackendConfig(
+        proxyImage,
+        proxyPort,
+        workloadUser,
+        tmpfsMb,
+        proxyMemoryMb,
+        proxyReadyTimeout,
+        gvisorRuntime,
+        subnetPool,
+        size);
   }
 }

@@ -56,6 +56,15 @@ final class DockerCommands {
 
   /** Creates the container (without starting it) and returns its id. */
   static String createContainer(DockerClient client, ContainerSpec spec) {
+    return createContainer(client, spec, false);
+  }
+
+  /**
+   * Creates the container; with {@code openStdin} its standard input stays open until the first
+   * client attached to it detaches ({@code OpenStdin}, {@code StdinOnce}): a pooled proxy's policy
+   * channel, which only a holder of the Docker socket can write to.
+   */
+  static String createContainer(DockerClient client, ContainerSpec spec, boolean openStdin) {
     HostConfig host =
         HostConfig.newHostConfig()
             .withRuntime(spec.runtime())
@@ -92,6 +101,9 @@ final class DockerCommands {
             .withHostConfig(host);
     if (!spec.entrypoint().isEmpty()) {
       create.withEntrypoint(spec.entrypoint());
+    }
+    if (openStdin) {
+      create.withStdinOpen(true).withStdInOnce(true);
     }
     return create.exec().getId();
   }

@@ -64,6 +64,8 @@ final class DockerSandbox implements Sandbox {
   private volatile String proxyAddress;
   private volatile Path collected;
   private volatile String outputsProblem;
+  private volatile String standbyId;
+  private volatile Runnable afterTeardown;
 
   DockerSandbox(
       DockerClient client,
@@ -91,30 +93,30 @@ final class DockerSandbox implements Sandbox {
       // Both blocks before anything is created: an exhausted pool refuses the run cleanly.
       blocks.addAll(subnets.allocate(SubnetPool.BLOCKS_PER_RUN, runId));
     }
-    String step = "creating volume " + layout.workspaceName();
+    String[] step = {"creating volume " + layout.workspaceName()};
     try {
       DockerCommands.createVolume(client, layout.workspace());
-      step = "creating volume " + layout.credentialsName();
+      step[0] = "creating volume " + layout.credentialsName();
       DockerCommands.createVolume(client, layout.credentials());
-      step = "creating network " + layout.fenceName();
+      step[0] = "creating network " + layout.fenceName();
       networks.add(createNetwork(layout.fence(), 0));
-      step = "creating network " + layout.egressName();
+      step[0] = "creating network " + layout.egressName();
       networks.add(createNetwork(layout.egress(), 1));
 
       ContainerSpec proxy = layout.proxy();
-      step = "creating proxy container " + proxy.name() + " from image " + proxy.image();
+      step[0] = "creating proxy container " + proxy.name() + " from image " + proxy.image();
       proxyId = DockerCommands.createContainer(client, proxy);
       containers.add(proxyId);
-      step = "connecting proxy container " + proxy.name() + " to " + layout.egressName();
+      step[0] = "connecting proxy container " + proxy.name() + " to " + layout.egressName();
       client
           .connectToNetworkCmd()
           .withNetworkId(layout.egressName())
           .withContainerId(proxyId)
           .exec();
-      step = "starting proxy container " + proxy.name();
+      step[0] = "starting proxy container " + proxy.name();
       client.startContainerCmd(proxyId).exec();
       proxyOutput = follow(proxyId, new ProxyOutput(listener));
-      step = "waiting for proxy container " + proxy.name() + " to listen";
+      step[0] = "waiting for proxy container " + proxy.name() + " to listen";
       if (!proxyOutput.awaitReady(proxyReadyTimeout.toMillis())) {
         throw new SandboxException(
             "no ready line within "
@@ -123,31 +125,108 @@ final class DockerSandbox implements Sandbox {
                 + proxyOutput.lastErrors());
       }
       proxyAddress = addressOn(proxyId, layout.fenceName());
-      // The workload mounts the credentials read-only and Docker refuses to copy into a read-only
-      // mount, so they go in through the proxy's writable mount of the same volume.
-      step = "copying the run's credentials into volume " + layout.credentialsName();
-      copyInto(proxyId, RunLayout.PROXY_CREDENTIALS, layout.credentialsArchive());
-
-      ContainerSpec agent = layout.agent(proxyAddress);
-      step = "creating workload container " + agent.name() + " from image " + agent.image();
-      agentId = DockerCommands.createContainer(client, agent);
-      containers.add(agentId);
-      step = "reading the image id of workload container " + agent.name();
-      imageId = client.inspectContainerCmd(agentId).exec().getImageId();
-      step = "creating " + RunContract.OUT_DIR + " in workload container " + agent.name();
-      copyInto(agentId, RunContract.WORKSPACE, layout.outFolderArchive());
-      step = "starting workload container " + agent.name() + " under " + runtime;
-      client.startContainerCmd(agentId).exec();
-      agentOutput = follow(agentId, new WorkloadOutput(listener));
+      startWorkload(step);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       teardownQuietly();
-      throw new UnableToLaunchSandboxException(step + " for run " + runId + ": interrupted", e);
+      throw new UnableToLaunchSandboxException(step[0] + " for run " + runId + ": interrupted", e);
     } catch (RuntimeException e) {
       teardownQuietly();
       throw new UnableToLaunchSandboxException(
-          step + " for run " + runId + ": " + DockerErrors.describe(e) + hint(e), e);
+          step[0] + " for run " + runId + ": " + DockerErrors.describe(e) + hint(e), e);
     }
+  }
+
+  /**
+   * Builds the run on a proxy-pool standby: takes over its volumes, networks and awaiting proxy
+   * (from now on this sandbox's teardown removes them), hands the proxy's output to this run's
+   * listener, writes the run's policy to the proxy's standard input over the Engine API's attach
+   * and waits for its ready line; then delivers the credentials and creates and starts the workload
+   * as {@link #start} does. Removes all on failure.
+   *
+   * @throws StandbyFailedException when the standby's proxy did not take the policy (gone, or no
+   *     ready line): everything is removed, and the caller may build the run cold instead
+   */
+  void startOnStandby(ProxyStandby standby, Duration proxyReadyTimeout) {
+    if (!layout.pooled()) {
+      throw new IllegalStateException("run " + runId + " was not laid out on a standby");
+    }
+    standbyId = standby.id();
+    containers.add(standby.proxyId());
+    networks.addAll(standby.networkIds());
+    blocks.addAll(standby.blocks());
+    streams.add(standby.output());
+    proxyId = standby.proxyId();
+    proxyOutput = standby.output();
+    proxyAddress = standby.proxyAddress();
+    standby.listener().handOver(listener);
+    String[] step = {"writing the run's policy to pooled proxy " + standby.proxyName()};
+    try {
+      byte[] policy = layout.proxyPolicyJson().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      try (ResultCallback.Adapter<com.github.dockerjava.api.model.Frame> attached =
+          client
+              .attachContainerCmd(proxyId)
+              .withStdIn(new ByteArrayInputStream(policy))
+              .withFollowStream(true)
+              .exec(new ResultCallback.Adapter<>())) {
+        step[0] = "waiting for pooled proxy " + standby.proxyName() + " to apply the run's policy";
+        if (!proxyOutput.awaitReady(proxyReadyTimeout.toMillis())) {
+          throw new SandboxException(
+              "no ready line within "
+                  + proxyReadyTimeout.toSeconds()
+                  + " s; its last output: "
+                  + proxyOutput.lastErrors());
+        }
+      } catch (java.io.IOException e) {
+        // Closing the attach after the ready line: the policy is applied, nothing to undo.
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      teardownQuietly();
+      throw new UnableToLaunchSandboxException(step[0] + " for run " + runId + ": interrupted", e);
+    } catch (RuntimeException e) {
+      teardownQuietly();
+      throw new StandbyFailedException(
+          step[0] + " for run " + runId + ": " + DockerErrors.describe(e), e);
+    }
+    try {
+      startWorkload(step);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      teardownQuietly();
+      throw new UnableToLaunchSandboxException(step[0] + " for run " + runId + ": interrupted", e);
+    } catch (RuntimeException e) {
+      teardownQuietly();
+      throw new UnableToLaunchSandboxException(
+          step[0] + " for run " + runId + ": " + DockerErrors.describe(e) + hint(e), e);
+    }
+  }
+
+  /** A standby's proxy that did not take its run's policy; nothing of the run was created. */
+  static final class StandbyFailedException extends UnableToLaunchSandboxException {
+    StandbyFailedException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /** Copies the credentials in, then creates, fills and starts the workload container. */
+  private void startWorkload(String[] step) throws InterruptedException {
+    // The workload mounts the credentials read-only and Docker refuses to copy into a read-only
+    // mount, so they go in through the proxy's writable mount of the same volume.
+    step[0] = "copying the run's credentials into volume " + layout.credentialsName();
+    copyInto(proxyId, RunLayout.PROXY_CREDENTIALS, layout.credentialsArchive());
+
+    ContainerSpec agent = layout.agent(proxyAddress);
+    step[0] = "creating workload container " + agent.name() + " from image " + agent.image();
+    agentId = DockerCommands.createContainer(client, agent);
+    containers.add(agentId);
+    step[0] = "reading the image id of workload container " + agent.name();
+    imageId = client.inspectContainerCmd(agentId).exec().getImageId();
+    step[0] = "creating " + RunContract.OUT_DIR + " in workload container " + agent.name();
+    copyInto(agentId, RunContract.WORKSPACE, layout.outFolderArchive());
+    step[0] = "starting workload container " + agent.name() + " under " + runtime;
+    client.startContainerCmd(agentId).exec();
+    agentOutput = follow(agentId, new WorkloadOutput(listener));
   }
 
   /** How many blocks one network may try when the daemon refuses them as overlapping. */
@@ -160,6 +239,20 @@ final class DockerSandbox implements Sandbox {
    * of times.
    */
   private String createNetwork(NetworkSpec spec, int slot) {
+    return createNetwork(client, subnets, blocks, spec, slot, runId);
+  }
+
+  /**
+   * {@link #createNetwork(NetworkSpec, int)} for any owner of {@code blocks} (a run, or a
+   * proxy-pool standby); {@code subnets} null means Docker's default address pools.
+   */
+  static String createNetwork(
+      DockerClient client,
+      SubnetAllocator subnets,
+      List<SubnetAllocator.Block> blocks,
+      NetworkSpec spec,
+      int slot,
+      String owner) {
     if (subnets == null) {
       return DockerCommands.createNetwork(client, spec, null);
     }
@@ -173,7 +266,7 @@ final class DockerSandbox implements Sandbox {
           throw e;
         }
         subnets.refused(block);
-        blocks.set(slot, subnets.allocate(1, runId).get(0));
+        blocks.set(slot, subnets.allocate(1, owner).get(0));
       }
     }
   }
@@ -302,6 +395,16 @@ final class DockerSandbox implements Sandbox {
   @Override
   public Optional<String> imageId() {
     return Optional.ofNullable(imageId);
+  }
+
+  @Override
+  public Optional<String> pooledProxy() {
+    return Optional.ofNullable(standbyId);
+  }
+
+  /** Runs {@code action} after each teardown (the proxy pool forgets the standby it took). */
+  void afterTeardown(Runnable action) {
+    afterTeardown = action;
   }
 
   @Override
@@ -602,6 +705,17 @@ final class DockerSandbox implements Sandbox {
 
   @Override
   public void teardown() {
+    try {
+      removeAll();
+    } finally {
+      Runnable after = afterTeardown;
+      if (after != null) {
+        after.run();
+      }
+    }
+  }
+
+  private void removeAll() {
     List<String> problems = new ArrayList<>();
     streams.forEach(DockerSandbox::closeQuietly);
     for (String id : List.copyOf(containers)) {

@@ -18,6 +18,10 @@ import java.util.concurrent.TimeUnit;
  */
 final class ProxyOutput extends ResultCallback.Adapter<Frame> {
   static final String READY_LINE = "agent-sandbox proxy ready on ";
+
+  /** What a proxy started awaiting its policy prints instead (deliberately without "ready on"). */
+  static final String AWAITING_LINE = "agent-sandbox proxy awaiting its policy on stdin";
+
   private static final int KEPT_ERROR_LINES = 8;
   private static final int MAX_LINE = 64 * 1024;
 
@@ -26,6 +30,7 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
   private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
   private final Deque<String> lastErrors = new ArrayDeque<>();
   private final CountDownLatch ready = new CountDownLatch(1);
+  private final CountDownLatch awaiting = new CountDownLatch(1);
   // Our own: docker-java's awaitCompletion(timeout) closes the stream when it returns, so it cannot
   // be used to ask "has the output ended yet?".
   private final CountDownLatch ended = new CountDownLatch(1);
@@ -59,6 +64,9 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
     }
     if (line.contains(READY_LINE)) {
       ready.countDown();
+    }
+    if (line.contains(AWAITING_LINE)) {
+      awaiting.countDown();
     }
     synchronized (lastErrors) {
       lastErrors.addLast(line.strip());
@@ -98,13 +106,35 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
 
   /** Waits for the ready line; false when the time ran out or the proxy's output ended first. */
   boolean awaitReady(long millis) throws InterruptedException {
+    return awaitLine(ready, millis);
+  }
+
+  /**
+   * Waits for the line of a proxy started awaiting its policy; false when the time ran out or the
+   * proxy's output ended first.
+   */
+  boolean awaitAwaiting(long millis) throws InterruptedException {
+    return awaitLine(awaiting, millis);
+  }
+
+  /** Whether the proxy has printed its ready line, i.e. it applied a policy. */
+  boolean isReady() {
+    return ready.getCount() == 0;
+  }
+
+  /** Whether the proxy's output ended (it stopped, or following it broke). */
+  boolean hasEnded() {
+    return ended.getCount() == 0;
+  }
+
+  private boolean awaitLine(CountDownLatch line, long millis) throws InterruptedException {
     long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
     while (System.nanoTime() < until) {
-      if (ready.await(100, TimeUnit.MILLISECONDS)) {
+      if (line.await(100, TimeUnit.MILLISECONDS)) {
         return true;
       }
       if (ended.getCount() == 0) {
-        return ready.getCount() == 0;
+        return line.getCount() == 0;
       }
     }
     return false;

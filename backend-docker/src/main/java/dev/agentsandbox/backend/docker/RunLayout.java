@@ -71,16 +71,36 @@ final class RunLayout {
   /** A warm sandbox's idle workload sleeps this long at most; empty for a run's own sandbox. */
   private final java.util.OptionalLong idleSeconds;
 
+  /**
+   * The id the volumes, networks and proxy are named after: the run's own, or the id of the proxy
+   * pool's standby the run was built on ({@link ProxyStandby}).
+   */
+  private final String objectsId;
+
   RunLayout(RunSpec spec, DockerBackendConfig config, String runtime) {
-    this(spec, config, runtime, java.util.OptionalLong.empty());
+    this(spec, config, runtime, java.util.OptionalLong.empty(), spec.runId());
   }
 
   private RunLayout(
-      RunSpec spec, DockerBackendConfig config, String runtime, java.util.OptionalLong idle) {
+      RunSpec spec,
+      DockerBackendConfig config,
+      String runtime,
+      java.util.OptionalLong idle,
+      String objectsId) {
     this.spec = spec;
     this.config = config;
     this.runtime = runtime;
     this.idleSeconds = idle;
+    this.objectsId = objectsId;
+  }
+
+  /**
+   * The layout of a run built on a proxy-pool standby: the volumes, networks and proxy are the
+   * standby's (named after {@code standbyId}); the workload container is the run's own.
+   */
+  static RunLayout pooled(
+      RunSpec spec, DockerBackendConfig config, String runtime, String standbyId) {
+    return new RunLayout(spec, config, runtime, java.util.OptionalLong.empty(), standbyId);
   }
 
   /**
@@ -89,72 +109,133 @@ final class RunLayout {
    * beside it; it ends by itself when the time is up, so an idle workload cannot outlive its use.
    */
   static RunLayout warm(RunSpec spec, DockerBackendConfig config, String runtime, long idle) {
-    return new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idle));
+    return new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idle), spec.runId());
+  }
+
+  /** Whether the volumes, networks and proxy come from a proxy-pool standby. */
+  boolean pooled() {
+    return !objectsId.equals(spec.runId());
   }
 
   String fenceName() {
-    return "asb-" + spec.runId() + "-fence";
+    return fenceName(objectsId);
   }
 
   String egressName() {
-    return "asb-" + spec.runId() + "-egress";
+    return egressName(objectsId);
   }
 
   String workspaceName() {
-    return "asb-" + spec.runId() + "-workspace";
+    return workspaceName(objectsId);
   }
 
   String credentialsName() {
-    return "asb-" + spec.runId() + "-credentials";
+    return credentialsName(objectsId);
+  }
+
+  static String fenceName(String id) {
+    return "asb-" + id + "-fence";
+  }
+
+  static String egressName(String id) {
+    return "asb-" + id + "-egress";
+  }
+
+  static String workspaceName(String id) {
+    return "asb-" + id + "-workspace";
+  }
+
+  static String credentialsName(String id) {
+    return "asb-" + id + "-credentials";
+  }
+
+  static String proxyName(String id) {
+    return "asb-" + id + "-proxy";
   }
 
   /** The workload's {@link RunContract#WORKSPACE}: a tmpfs only the workload's user can enter. */
   VolumeSpec workspace() {
+    return workspace(config, objectsId, spec.labels());
+  }
+
+  static VolumeSpec workspace(DockerBackendConfig config, String id, Map<String, String> labels) {
     return VolumeSpec.tmpfs(
-        workspaceName(), config.tmpfsMb(), config.workloadUser(), "0700", spec.labels());
+        workspaceName(id), config.tmpfsMb(), config.workloadUser(), "0700", labels);
   }
 
   /** The run's {@link RunContract#CREDENTIALS_DIR}: a tmpfs the workload's user can only read. */
   VolumeSpec credentials() {
+    return credentials(config, objectsId, spec.labels());
+  }
+
+  static VolumeSpec credentials(DockerBackendConfig config, String id, Map<String, String> labels) {
     return VolumeSpec.tmpfs(
-        credentialsName(), CREDENTIALS_MB, config.workloadUser(), "0500", spec.labels());
+        credentialsName(id), CREDENTIALS_MB, config.workloadUser(), "0500", labels);
   }
 
   /** The proxy's {@code uid:gid}: never the workload's, so it cannot open the workload's files. */
   String proxyUser() {
+    return proxyUser(config);
+  }
+
+  static String proxyUser(DockerBackendConfig config) {
     String uid = config.workloadUser().split(":", 2)[0];
     return uid.equals("65533") ? "65532:65532" : "65533:65533";
   }
 
   NetworkSpec fence() {
+    return fence(config, objectsId, spec.labels());
+  }
+
+  static NetworkSpec fence(DockerBackendConfig config, String id, Map<String, String> labels) {
     return new NetworkSpec(
-        fenceName(), true, FENCE_OPTIONS, spec.labels(), config.subnetPool().orElse(null));
+        fenceName(id), true, FENCE_OPTIONS, labels, config.subnetPool().orElse(null));
   }
 
   NetworkSpec egress() {
+    return egress(config, objectsId, spec.labels());
+  }
+
+  static NetworkSpec egress(DockerBackendConfig config, String id, Map<String, String> labels) {
     return new NetworkSpec(
-        egressName(), false, EGRESS_OPTIONS, spec.labels(), config.subnetPool().orElse(null));
+        egressName(id), false, EGRESS_OPTIONS, labels, config.subnetPool().orElse(null));
   }
 
   /** The proxy container: trusted code, so runc; hardened like the workload all the same. */
   ContainerSpec proxy() {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("AGENT_SANDBOX_PROXY_POLICY", proxyPolicyJson());
+    return proxy(config, objectsId, spec.labels(), env);
+  }
+
+  /**
+   * A proxy-pool standby's proxy: the same container as a run's, but started awaiting its policy
+   * ({@code AGENT_SANDBOX_PROXY_AWAIT}, the address a run's policy names as its {@code listen}),
+   * which arrives later on its standard input; labelled with the standby's own labels.
+   */
+  static ContainerSpec awaitingProxy(
+      DockerBackendConfig config, String id, Map<String, String> labels) {
+    return proxy(
+        config, id, labels, Map.of("AGENT_SANDBOX_PROXY_AWAIT", "0.0.0.0:" + config.proxyPort()));
+  }
+
+  private static ContainerSpec proxy(
+      DockerBackendConfig config, String id, Map<String, String> labels, Map<String, String> env) {
     return new ContainerSpec(
-        "asb-" + spec.runId() + "-proxy",
+        proxyName(id),
         config.proxyImage(),
         List.of(),
         List.of(),
         env,
         java.util.Set.of(),
-        proxyUser(),
-        spec.labels(),
+        proxyUser(config),
+        labels,
         "runc",
-        fenceName(),
+        fenceName(id),
         Map.of("/tmp", "rw,noexec,nosuid,nodev,size=16m,mode=1777"),
         List.of(
-            new VolumeSpec.Mount(workspaceName(), PROXY_WORKSPACE, true),
-            new VolumeSpec.Mount(credentialsName(), PROXY_CREDENTIALS, false)),
+            new VolumeSpec.Mount(workspaceName(id), PROXY_WORKSPACE, true),
+            new VolumeSpec.Mount(credentialsName(id), PROXY_CREDENTIALS, false)),
         config.proxyMemoryMb() * 1024L * 1024L,
         1_000_000_000L,
         512);

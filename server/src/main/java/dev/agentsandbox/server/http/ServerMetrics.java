@@ -71,6 +71,36 @@ public final class ServerMetrics implements GovernanceMetrics {
         .register(registry);
   }
 
+  /**
+   * Exposes the Docker backend's proxy pool: {@code agent_sandbox_proxy_pool_ready} (standbys ready
+   * now) and {@code agent_sandbox_proxy_pool_standbys_total{event}} (created, taken, failed,
+   * expired, since start), read when scraped. Registered once, for the one Docker backend.
+   */
+  public void proxyPool(Supplier<Map<String, Long>> counts) {
+    GaugeWithCallback.builder()
+        .name("agent_sandbox_proxy_pool_ready")
+        .help("Docker proxy-pool standbys started and awaiting a run")
+        .callback(callback -> callback.call(counts.get().getOrDefault("ready", 0L)))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("agent_sandbox_proxy_pool_standbys_total")
+        .help(
+            "Docker proxy-pool standbys since start, by event: created, taken by a run, failed to"
+                + " create, expired (destroyed unused)")
+        .labelNames("event")
+        .callback(
+            callback ->
+                counts
+                    .get()
+                    .forEach(
+                        (event, n) -> {
+                          if (!event.equals("ready")) {
+                            callback.call(n, event);
+                          }
+                        }))
+        .register(registry);
+  }
+
   public void request(String route, String method, int status) {
     requests.labelValues(route, method, Integer.toString(status)).inc();
   }

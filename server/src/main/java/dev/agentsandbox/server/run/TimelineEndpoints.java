@@ -103,6 +103,9 @@ public final class TimelineEndpoints {
           if (data.has("image_id")) {
             what.set("image_id", data.get("image_id"));
           }
+          if (data.has("proxy_pool")) {
+            what.set("proxy_pool", data.get("proxy_pool"));
+          }
           what.put("started_at", row.time().toString());
         }
         case "agent_sandbox.credentials.issue" -> what.set("credentials", data.get("credentials"));

@@ -174,6 +174,7 @@ class RunContractApiTest {
     assertThat(timeline.get("labels").get("owner").asText()).isEqualTo("alice");
     assertThat(timeline.get("launched_by").get("token").asText()).isEqualTo("admin");
     assertThat(timeline.get("what_ran").get("command").toString()).contains("make");
+    assertThat(timeline.get("what_ran").get("proxy_pool").asText()).isEqualTo(STANDBY);
     assertThat(timeline.get("what_ran").get("credentials").get(0).get("name").asText())
         .isEqualTo("self");
     assertThat(timeline.get("end").get("artifacts").get("detail").get("files")).hasSize(1);
@@ -217,6 +218,9 @@ class RunContractApiTest {
   }
 
   /** Launches at once, holds the workload until the test releases it, leaves one output file. */
+  /** The proxy-pool standby the held backend says each run was built on. */
+  private static final String STANDBY = "sb-abcdefghijklmnop";
+
   private static final class HeldBackend implements SandboxBackend {
     final CountDownLatch launched = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
@@ -261,6 +265,11 @@ class RunContractApiTest {
         @Override
         public String runtime() {
           return "runc";
+        }
+
+        @Override
+        public Optional<String> pooledProxy() {
+          return Optional.of(STANDBY);
         }
 
         @Override
