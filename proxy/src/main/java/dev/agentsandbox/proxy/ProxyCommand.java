@@ -39,11 +39,30 @@ public final class ProxyCommand implements Callable<Integer> {
   }
 
   /**
+   * Netty's buffer allocator switches itself to a low-memory mode when the JVM's heap may not grow
+   * past 512 MiB, as in the proxy's container (256 MiB, 70 % of it heap): every buffer larger than
+   * its largest size class (16.5 KiB) is then allocated from the C heap and freed again instead of
+   * being pooled, and a tunnel reads 64 KiB at a time, so every read of a bulk transfer paid for an
+   * allocation, a cleaner and a free: more than half of the proxy's CPU per relayed GB
+   * (docs/benchmarks.md, "Where the CONNECT path's time goes"). Pooling them costs no memory while
+   * idle. Set before Netty's allocator is first used in this JVM (this command is the proxy's entry
+   * point); an operator's own {@code -Dio.netty.allocator.lowMemory} wins.
+   */
+  static void poolLargeBuffers() {
+    if (System.getProperty(LOW_MEMORY_PROPERTY) == null) {
+      System.setProperty(LOW_MEMORY_PROPERTY, "false");
+    }
+  }
+
+  static final String LOW_MEMORY_PROPERTY = "io.netty.allocator.lowMemory";
+
+  /**
    * The CLI entry: starts the proxy, prints the ready line and serves until the process is asked to
    * stop (SIGTERM), when the process's one shutdown hook closes it.
    */
   @Override
   public Integer call() {
+    poolLargeBuffers();
     PrintStream err = System.err;
     RunningProxy proxy;
     ProxyConfig config;

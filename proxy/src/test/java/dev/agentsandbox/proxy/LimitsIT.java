@@ -78,6 +78,66 @@ class LimitsIT {
     }
   }
 
+  /**
+   * The idle timeout counts bytes in either direction: a tunnel whose bytes all flow one way (a
+   * download the client never answers, an upload the upstream never answers) is not idle while they
+   * flow. Each side sends a byte every 100 ms for 2.5 s against a 1 s idle timeout.
+   */
+  @Test
+  void aTunnelCarryingBytesOneWayOnlyIsNotIdle() throws Exception {
+    for (boolean download : new boolean[] {true, false}) {
+      RecordingListener decisions = new RecordingListener();
+      try (java.net.ServerSocket raw =
+              new java.net.ServerSocket(0, 4, java.net.InetAddress.getByName(Fixture.PERMITTED));
+          ProxyServer proxy =
+              ProxyServer.start(
+                  fixture.config(
+                      List.of("api.test:" + raw.getLocalPort()),
+                      Optional.empty(),
+                      "127.0.0.1",
+                      0,
+                      limits(Duration.ofSeconds(1), Duration.ofHours(1), 100)),
+                  new StaticHostResolver(fixture.hosts),
+                  List.of(decisions),
+                  new ProxyMetrics())) {
+        raw.setSoTimeout(15_000);
+        InetSocketAddress at = proxy.boundAddress();
+        try (Socket client = new Socket(at.getAddress(), at.getPort())) {
+          client.setSoTimeout(15_000);
+          client
+              .getOutputStream()
+              .write(
+                  ("CONNECT api.test:" + raw.getLocalPort() + " HTTP/1.1\r\n\r\n")
+                      .getBytes(StandardCharsets.US_ASCII));
+          assertThat(Fixture.readResponse(client.getInputStream())).startsWith("HTTP/1.1 200");
+          try (Socket upstream = raw.accept()) {
+            upstream.setSoTimeout(15_000);
+            if (download) {
+              // Bytes up first: until the client's first bytes arrive the SNI guard holds the
+              // tunnel, and it waits for them no longer than the idle timeout whatever comes down.
+              // (at least a TLS record header's 5 bytes, to tell it this is no TLS).
+              client.getOutputStream().write("hello".getBytes(StandardCharsets.US_ASCII));
+              assertThat(upstream.getInputStream().readNBytes(5))
+                  .isEqualTo("hello".getBytes(StandardCharsets.US_ASCII));
+            }
+            Socket sender = download ? upstream : client;
+            Socket receiver = download ? client : upstream;
+            for (int i = 0; i < 25; i++) {
+              sender.getOutputStream().write('x');
+              sender.getOutputStream().flush();
+              Thread.sleep(100);
+            }
+            sender.shutdownOutput();
+            // All 25 bytes arrive, then the end the sender chose, not the proxy's idle cut.
+            assertThat(receiver.getInputStream().readAllBytes()).hasSize(25);
+          }
+        }
+        DecisionRecord record = decisions.await(r -> r.method().equals("CONNECT"));
+        assertThat(record.end()).as(download ? "download" : "upload").isNotEqualTo("idle-timeout");
+      }
+    }
+  }
+
   @Test
   void aBusyTunnelIsStillClosedAtItsMaximumLifetime() throws Exception {
     RecordingListener decisions = new RecordingListener();
