@@ -9,6 +9,9 @@ For each runtime it measures, over N runs each (after one warm-up):
     teardown included), or until `docker run --rm` exits (container removed).
 With a 7th argument N > 0 the agent has a warm pool (`warm: N`): each sandboxed run first waits,
 untimed, for a warm sandbox to be ready and must then take it (the metrics' handed_over count).
+With a 7th argument `pool` the control plane runs with a Docker proxy pool (`serve
+--docker-proxy-pool`): each sandboxed run first waits, untimed, for a standby to be ready and must
+then take it (the metrics' taken count), so the timings are those of a cold run on a pooled proxy.
 Prints medians, the first output's p99 and the 1-minute load average when it ended.
 Only loopback and the local Docker daemon are used. Every loop is bounded.
 """
@@ -121,23 +124,44 @@ class VmmRss:
         self._thread.join(5)
 
 
-def warm_ready(url, agent, timeout=300):
-    """Waits until the agent's warm pool has a sandbox ready; returns how many were handed over."""
+def metric_values(url, names):
+    """The values of the named series (full names with labels) on /metrics; 0 when absent."""
+    text = urllib.request.urlopen(url + "/metrics", timeout=30).read().decode()
+    found = {name: 0.0 for name in names}
+    for line in text.splitlines():
+        for name in names:
+            if line.startswith(name + " "):
+                found[name] = float(line.split()[-1])
+    return found
+
+
+def ready_then_used(url, ready, used, what, timeout=300):
+    """Waits until the series `ready` is at least 1; returns the series `used` at that moment."""
     deadline = time.monotonic() + timeout
-    ready = 'agent_sandbox_warm_sandboxes{agent="%s",state="ready"} ' % agent
     while time.monotonic() < deadline:
-        text = urllib.request.urlopen(url + "/metrics", timeout=30).read().decode()
-        handed = 0.0
-        have = 0.0
-        for line in text.splitlines():
-            if line.startswith(ready):
-                have = float(line.split()[-1])
-            if line.startswith('agent_sandbox_warm_sandboxes_ended_total{outcome="handed_over"}'):
-                handed = float(line.split()[-1])
-        if have >= 1:
-            return handed
+        values = metric_values(url, [ready, used])
+        if values[ready] >= 1:
+            return values[used]
         time.sleep(0.1)
-    raise RuntimeError("no warm sandbox was ready within %d s" % timeout)
+    raise RuntimeError("no %s was ready within %d s" % (what, timeout))
+
+
+def warm_ready(url, agent):
+    """Waits until the agent's warm pool has a sandbox ready; returns how many were handed over."""
+    return ready_then_used(
+        url,
+        'agent_sandbox_warm_sandboxes{agent="%s",state="ready"}' % agent,
+        'agent_sandbox_warm_sandboxes_ended_total{outcome="handed_over"}',
+        "warm sandbox")
+
+
+def pool_ready(url, agent):
+    """Waits until the Docker proxy pool has a standby ready; returns how many were taken."""
+    return ready_then_used(
+        url,
+        "agent_sandbox_proxy_pool_ready",
+        'agent_sandbox_proxy_pool_standbys_total{event="taken"}',
+        "proxy-pool standby")
 
 
 def percentile_ms(samples, q):
@@ -156,14 +180,22 @@ def main():
     bare = sys.argv[6] if len(sys.argv) > 6 else runtime
     # With a warm pool, each sandboxed run waits (untimed) until a warm sandbox is ready, and must
     # have taken it: the timings are then those of a hand-over, not of a preparation.
-    warm = len(sys.argv) > 7 and int(sys.argv[7]) > 0
-    label = runtime + ("-warm" if warm else "")
+    # With the proxy pool, likewise for a standby: the timings are those of a cold run on a pooled
+    # proxy, not of one that found the pool empty.
+    mode = sys.argv[7] if len(sys.argv) > 7 else "0"
+    ready = None
+    if mode == "pool":
+        ready, label = pool_ready, runtime + "-pool"
+    elif int(mode) > 0:
+        ready, label = warm_ready, runtime + "-warm"
+    else:
+        label = runtime
 
     def sandboxed(measure):
-        before = warm_ready(url, agent) if warm else None
+        before = ready(url, agent) if ready else None
         value = measure()
-        if warm and warm_ready(url, agent) < before + 1:
-            raise RuntimeError("a sandboxed run did not take the warm sandbox")
+        if ready and ready(url, agent) < before + 1:
+            raise RuntimeError("a sandboxed run did not take the %s it waited for" % label)
         return value
 
     # One warm-up of each, not counted: image layers, the cached root disk, the JVM's first requests.

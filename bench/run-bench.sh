@@ -4,7 +4,8 @@
 # bare runc; its column adds the VMM's resident memory): median launch-to-first-output and
 # whole-run time over N runs.
 #   bench/run-bench.sh [RUNS [COLUMN...]]   (RUNS default 10; COLUMNs among runc runsc runsc-warm
-#                                     (runsc with a warm pool of 1) qemu-tcg control-plane
+#                                     (runsc with a warm pool of 1) runc-pool runsc-pool (cold
+#                                     runs on a proxy from serve --docker-proxy-pool 1) qemu-tcg control-plane
 #                                     proxy-image,
 #                                     default all; needs a Docker daemon and images/build.sh's
 #                                     images; the microVM column needs install-host.sh's guest kernel)
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/.."
 asb_find_jdk runtime
 RUNS=${1:-10}
 shift $(( $# > 0 ? 1 : 0 ))
-COLUMNS=" ${*:-control-plane proxy-image runc runsc runsc-warm qemu-tcg} "
+COLUMNS=" ${*:-control-plane proxy-image runc runc-pool runsc runsc-pool runsc-warm qemu-tcg} "
 wanted() { [[ "$COLUMNS" == *" $1 "* ]]; }
 JAR=cli/target/agent-sandbox.jar
 [ -f "$JAR" ] || { asb_find_jdk jdk; ./mvnw -B -q -pl cli -am package -DskipTests; }
@@ -38,16 +39,20 @@ stop_serve() {
 }
 trap 'stop_serve; rm -rf "$WORK"' EXIT
 
-# bench RUNTIME GVISOR_NAME [BACKEND ACCEL BARE]: a fresh control plane whose Docker backend looks
-# for gVisor under GVISOR_NAME (a name the daemon lacks means runc) and whose microVM backend uses
-# ACCEL (default off), one agent on BACKEND (default docker), then the driver.
+# bench RUNTIME GVISOR_NAME [BACKEND ACCEL BARE WARM POOL]: a fresh control plane whose Docker
+# backend looks for gVisor under GVISOR_NAME (a name the daemon lacks means runc) and keeps POOL
+# pre-started proxies (default 0), whose microVM backend uses ACCEL (default off), one agent on
+# BACKEND (default docker) with WARM warm sandboxes (default 0), then the driver.
 bench() {
   local runtime=$1 gvisor=$2 backend=${3:-docker} accel=${4:-off} bare=${5:-$1} warm=${6:-0}
-  local dir="$WORK/$1-$warm" url=
+  local pool=${7:-0} mode=${6:-0}
+  [ "$pool" -gt 0 ] && mode=pool
+  local dir="$WORK/$1-$warm-$pool" url=
   mkdir -p "$dir"
   "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -jar "$JAR" serve --listen 127.0.0.1:0 \
     --db "jdbc:sqlite:$dir/store.db" --data-dir "$dir" --instance-id "bench-$runtime-$$" \
-    --docker-gvisor-runtime "$gvisor" --microvm-accel "$accel" >"$dir/serve.log" 2>&1 &
+    --docker-gvisor-runtime "$gvisor" --docker-proxy-pool "$pool" --microvm-accel "$accel" \
+    >"$dir/serve.log" 2>&1 &
   SERVE_PID=$!
   for _ in $(seq 1 240); do
     url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$dir/serve.log" | head -n 1)
@@ -61,7 +66,7 @@ bench() {
   curl -sSf -X PUT "$url/api/admin/platform/agent-sandbox" -H "Authorization: Bearer $token" \
     -H 'Content-Type: application/json' \
     -d '{"enabled": true, "backend": "'"$backend"'", "reason": "bench", "agents": {"bench": {"allow": [], "image": "agent-sandbox/workload:dev", "ttl_seconds": 300, "warm": '"$warm"'}}}' >/dev/null
-  python3 bench/run-bench.py "$url" "$token" bench "$runtime" "$RUNS" "$bare" "$warm"
+  python3 bench/run-bench.py "$url" "$token" bench "$runtime" "$RUNS" "$bare" "$mode"
   stop_serve
 }
 
@@ -75,6 +80,17 @@ if wanted proxy-image; then
 fi
 if wanted runc; then
   bench runc no-such-runtime
+fi
+# The proxy pool (serve --docker-proxy-pool 1): a cold run takes a pre-started proxy.
+if wanted runc-pool; then
+  bench runc no-such-runtime docker off runc 0 1
+fi
+if ! wanted runsc-pool; then
+  :
+elif docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+  bench runsc runsc docker off runsc 0 1
+else
+  echo '{"runtime": "runsc-pool", "skipped": "the daemon has no runsc runtime"}'
 fi
 # The warm pool (warm: 1): a run hands its command to a prepared sandbox.
 if ! wanted runsc-warm; then

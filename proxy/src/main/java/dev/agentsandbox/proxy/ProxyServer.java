@@ -49,7 +49,6 @@ public final class ProxyServer implements AutoCloseable {
   private final InetSocketAddress boundAddress;
   private final ContextHolder holder;
   private final Set<InetAddress> hostAddresses;
-  private boolean policyApplied;
 
   private ProxyServer(
       EventLoopGroup group,
@@ -75,9 +74,7 @@ public final class ProxyServer implements AutoCloseable {
       HostResolver resolver,
       List<DecisionListener> listeners,
       ProxyMetrics metrics) {
-    ProxyServer server = bind(config, listeners, metrics, resolver, false);
-    server.policyApplied = true;
-    return server;
+    return bind(config, listeners, metrics, resolver, false);
   }
 
   /**
@@ -101,25 +98,37 @@ public final class ProxyServer implements AutoCloseable {
    * @throws IllegalStateException when a policy is already in force (a proxy serves one run)
    */
   public void applyPolicy(ProxyConfig policy, HostResolver resolver) {
-    synchronized (this) {
-      if (policyApplied) {
+    synchronized (holder) {
+      ProxyContext pending = holder.context;
+      if (!pending.awaitingPolicy()) {
         throw new IllegalStateException("a policy is already in force (a proxy serves one run)");
       }
-      policyApplied = true;
+      holder.context = serving(pending, policy, resolver, hostAddresses, boundAddress);
     }
-    ProxyContext pending = holder.context;
-    holder.context =
-        new ProxyContext(
-            new EgressDecider(policy.allow(), policy.instanceAllow()),
-            new AddressPolicy(policy.internal(), hostAddresses, boundAddress),
-            resolver,
-            pending.decisions(),
-            pending.metrics(),
-            pending.limits(),
-            policy.runId(),
-            pending.openConnections(),
-            Connector.TCP,
-            false);
+  }
+
+  /**
+   * The context that serves {@code policy}: its decider, address policy, resolver and connector;
+   * the decisions, metrics, limits and connection count of {@code from}, which this proxy keeps for
+   * its whole life.
+   */
+  private static ProxyContext serving(
+      ProxyContext from,
+      ProxyConfig policy,
+      HostResolver resolver,
+      Set<InetAddress> hostAddresses,
+      InetSocketAddress bound) {
+    return new ProxyContext(
+        new EgressDecider(policy.allow(), policy.instanceAllow()),
+        new AddressPolicy(policy.internal(), hostAddresses, bound),
+        resolver,
+        from.decisions(),
+        from.metrics(),
+        from.limits(),
+        policy.runId(),
+        from.openConnections(),
+        Connector.TCP,
+        false);
   }
 
   /** True until a policy is in force. */
@@ -178,29 +187,20 @@ public final class ProxyServer implements AutoCloseable {
     }
     InetSocketAddress bound = (InetSocketAddress) server.localAddress();
     Set<InetAddress> hostAddresses = hostAddresses();
+    ProxyContext pending =
+        new ProxyContext(
+            new EgressDecider(AllowList.EMPTY, Optional.empty()),
+            new AddressPolicy(InternalRanges.NONE, hostAddresses, bound),
+            NO_RESOLVER,
+            new DecisionLog(listeners, metrics),
+            metrics,
+            limits,
+            config.runId(),
+            new AtomicInteger(),
+            NO_CONNECTOR,
+            true);
     holder.context =
-        awaitingPolicy
-            ? new ProxyContext(
-                new EgressDecider(AllowList.EMPTY, Optional.empty()),
-                new AddressPolicy(InternalRanges.NONE, hostAddresses, bound),
-                NO_RESOLVER,
-                new DecisionLog(listeners, metrics),
-                metrics,
-                limits,
-                config.runId(),
-                new AtomicInteger(),
-                NO_CONNECTOR,
-                true)
-            : new ProxyContext(
-                new EgressDecider(config.allow(), config.instanceAllow()),
-                new AddressPolicy(config.internal(), hostAddresses, bound),
-                resolver,
-                new DecisionLog(listeners, metrics),
-                metrics,
-                limits,
-                config.runId(),
-                new AtomicInteger(),
-                Connector.TCP);
+        awaitingPolicy ? pending : serving(pending, config, resolver, hostAddresses, bound);
     server.config().setAutoRead(true);
     return new ProxyServer(group, server, bound, holder, hostAddresses);
   }

@@ -38,4 +38,15 @@ final class DockerErrors {
         && docker.getHttpStatus() == 409
         && (describe(e).contains("is not running") || describe(e).contains("already in progress"));
   }
+
+  /**
+   * Whether the daemon refused a network because its subnet overlaps one it already has: HTTP 403
+   * with libnetwork's "Pool overlaps with other one on this address space". Any other refusal (a
+   * name taken, a bad option, a daemon down) is not a reason to try another block.
+   */
+  static boolean subnetTaken(RuntimeException e) {
+    return e instanceof DockerException docker
+        && docker.getHttpStatus() == 403
+        && describe(e).contains("Pool overlaps");
+  }
 }

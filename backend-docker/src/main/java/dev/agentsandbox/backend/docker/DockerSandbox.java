@@ -261,8 +261,7 @@ final class DockerSandbox implements Sandbox {
       try {
         return DockerCommands.createNetwork(client, spec, block);
       } catch (RuntimeException e) {
-        if (!DockerErrors.describe(e).toLowerCase(java.util.Locale.ROOT).contains("overlap")
-            || attempt == OVERLAP_ATTEMPTS) {
+        if (!DockerErrors.subnetTaken(e) || attempt == OVERLAP_ATTEMPTS) {
           throw e;
         }
         subnets.refused(block);

@@ -12,10 +12,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.Network;
 import dev.agentsandbox.backend.Completion;
+import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
 import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
 import dev.agentsandbox.policy.net.Cidr;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -142,6 +144,51 @@ class DockerSubnetPoolIT {
         .containsPattern("direct=[1-9]");
     assertThat(listener.decisions).anyMatch(d -> d.contains("deny"));
     assertThat(backend.subnetsHeld()).as("blocks released with the networks").isZero();
+  }
+
+  @Test
+  void aBlockTheDaemonRefusesAsOverlappingIsSetAsideAndTheNextFreeOneTaken() throws Exception {
+    // Another control plane's network appears between this allocator's look at the daemon and the
+    // create: an allocator that sees no daemon network at all hands out the block that network
+    // holds, the daemon refuses it as overlapping, and the run must land on the next free block.
+    removeForeign();
+    Cidr foreign = Cidr.parse("10.213.240.0/28");
+    client
+        .createNetworkCmd()
+        .withName(FOREIGN)
+        .withDriver("bridge")
+        .withIpam(
+            new Network.Ipam().withConfig(new Network.Ipam.Config().withSubnet("10.213.240.0/28")))
+        .exec();
+    SubnetPool pool = SubnetPool.parse(RANGE);
+    SubnetAllocator blind = new SubnetAllocator(pool, List::of, Clock.systemUTC());
+    String runId = newRunId();
+    RunSpec spec =
+        spec(runId, List.of("echo", "placed"), noEgress(), smallCaps(), Duration.ofMinutes(2));
+    DockerBackendConfig config = DockerBackendConfig.defaults().withSubnetPool(pool);
+    RunLayout layout = new RunLayout(spec, config, "runc");
+    RecordingListener listener = new RecordingListener();
+    Completion completion;
+    try (DockerSandbox sandbox =
+        new DockerSandbox(
+            client,
+            layout,
+            runId,
+            "runc",
+            listener,
+            Instant.now().plus(Duration.ofMinutes(2)),
+            blind)) {
+      sandbox.start(config.proxyReadyTimeout());
+      for (String name : List.of(layout.fenceName(), layout.egressName())) {
+        Cidr subnet = Cidr.parse(ipam(name).getSubnet());
+        assertThat(Cidr.parse(RANGE).covers(subnet)).as(name).isTrue();
+        assertThat(subnet.overlaps(foreign)).as(name + " avoids the foreign block").isFalse();
+      }
+      completion = sandbox.await(Instant.now().plus(Duration.ofMinutes(1)));
+    }
+    assertThat(completion.end()).as(listener.output()).isEqualTo(Completion.End.EXIT);
+    assertThat(listener.output()).contains("placed");
+    assertThat(blind.held()).as("blocks released with the networks").isZero();
   }
 
   @Test
