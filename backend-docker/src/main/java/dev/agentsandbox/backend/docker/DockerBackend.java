@@ -45,7 +45,7 @@ public final class DockerBackend implements SandboxBackend {
   public DockerBackend(DockerClient client, DockerBackendConfig config) {
     this.client = Objects.requireNonNull(client, "client");
     this.config = Objects.requireNonNull(config, "config");
-    this.reaper = new DockerReaper(client);
+    this.reaper = new DockerReaper(client, config.instance());
     this.subnets =
         config
             .subnetPool()

@@ -17,6 +17,10 @@ import java.util.regex.Pattern;
  * @param gvisorRuntime the name under which gVisor's {@code runsc} is registered with the daemon
  * @param subnetPool where each run's two networks take their subnets; empty: Docker's default
  *     address pools
+ * @param instance the control plane's identity (its store's), put on every object as {@link
+ *     dev.agentsandbox.backend.Labels#INSTANCE} so that this backend's reaper leaves another
+ *     control plane's objects alone until they expire; empty: no such label, and the reaper judges
+ *     every object by its run alone
  */
 public record DockerBackendConfig(
     String proxyImage,
@@ -26,8 +30,10 @@ public record DockerBackendConfig(
     int proxyMemoryMb,
     Duration proxyReadyTimeout,
     String gvisorRuntime,
-    Optional<SubnetPool> subnetPool) {
+    Optional<SubnetPool> subnetPool,
+    Optional<String> instance) {
   private static final Pattern USER = Pattern.compile("[0-9]+:[0-9]+");
+  private static final Pattern INSTANCE = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
 
   /** The image {@code images/build.sh} builds. */
   public static final String DEFAULT_PROXY_IMAGE = "agent-sandbox/proxy:dev";
@@ -48,6 +54,33 @@ public record DockerBackendConfig(
     Objects.requireNonNull(proxyReadyTimeout, "proxyReadyTimeout");
     Objects.requireNonNull(gvisorRuntime, "gvisorRuntime");
     Objects.requireNonNull(subnetPool, "subnetPool");
+    Objects.requireNonNull(instance, "instance");
+    if (instance.isPresent() && !INSTANCE.matcher(instance.get()).matches()) {
+      throw new IllegalArgumentException(
+          "instance must be 1-63 lower-case letters, digits and dashes: " + instance.get());
+    }
+  }
+
+  /** A configuration without an instance label. */
+  public DockerBackendConfig(
+      String proxyImage,
+      int proxyPort,
+      String workloadUser,
+      int tmpfsMb,
+      int proxyMemoryMb,
+      Duration proxyReadyTimeout,
+      String gvisorRuntime,
+      Optional<SubnetPool> subnetPool) {
+    this(
+        proxyImage,
+        proxyPort,
+        workloadUser,
+        tmpfsMb,
+        proxyMemoryMb,
+        proxyReadyTimeout,
+        gvisorRuntime,
+        subnetPool,
+        Optional.empty());
   }
 
   /** A configuration that leaves subnets to Docker's default address pools. */
@@ -86,7 +119,8 @@ public record DockerBackendConfig(
         proxyMemoryMb,
         proxyReadyTimeout,
         gvisorRuntime,
-        subnetPool);
+        subnetPool,
+        instance);
   }
 
   /** The same configuration with another gVisor runtime name. */
@@ -99,7 +133,8 @@ public record DockerBackendConfig(
         proxyMemoryMb,
         proxyReadyTimeout,
         runtime,
-        subnetPool);
+        subnetPool,
+        instance);
   }
 
   /** The same configuration taking runs' subnets from {@code pool}. */
@@ -112,6 +147,24 @@ public record DockerBackendConfig(
         proxyMemoryMb,
         proxyReadyTimeout,
         gvisorRuntime,
-        Optional.of(pool));
+        Optional.of(pool),
+        instance);
+  }
+
+  /**
+   * The same configuration labelling every object with {@code id} as {@link
+   * dev.agentsandbox.backend.Labels#INSTANCE} (the control plane's store identity).
+   */
+  public DockerBackendConfig withInstance(String id) {
+    return new DockerBackendConfig(
+        proxyImage,
+        proxyPort,
+        workloadUser,
+        tmpfsMb,
+        proxyMemoryMb,
+        proxyReadyTimeout,
+        gvisorRuntime,
+        subnetPool,
+        Optional.of(id));
   }
 }

@@ -3,6 +3,7 @@ package dev.agentsandbox.backend.docker;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.RunContract;
 import dev.agentsandbox.backend.RunCredential;
@@ -71,6 +72,19 @@ final class RunLayout {
   /** A warm sandbox's idle workload sleeps this long at most; empty for a run's own sandbox. */
   private final java.util.OptionalLong idleSeconds;
 
+  /**
+   * The labels on every object of the run: the run's ({@link RunSpec#labels()}) and, when the
+   * backend is configured with one, its control plane's {@link Labels#INSTANCE}.
+   */
+  Map<String, String> labels() {
+    if (config.instance().isEmpty()) {
+      return spec.labels();
+    }
+    Map<String, String> all = new java.util.HashMap<>(spec.labels());
+    all.put(Labels.INSTANCE, config.instance().get());
+    return Map.copyOf(all);
+  }
+
   RunLayout(RunSpec spec, DockerBackendConfig config, String runtime) {
     this(spec, config, runtime, java.util.OptionalLong.empty());
   }
@@ -111,13 +125,13 @@ final class RunLayout {
   /** The workload's {@link RunContract#WORKSPACE}: a tmpfs only the workload's user can enter. */
   VolumeSpec workspace() {
     return VolumeSpec.tmpfs(
-        workspaceName(), config.tmpfsMb(), config.workloadUser(), "0700", spec.labels());
+        workspaceName(), config.tmpfsMb(), config.workloadUser(), "0700", labels());
   }
 
   /** The run's {@link RunContract#CREDENTIALS_DIR}: a tmpfs the workload's user can only read. */
   VolumeSpec credentials() {
     return VolumeSpec.tmpfs(
-        credentialsName(), CREDENTIALS_MB, config.workloadUser(), "0500", spec.labels());
+        credentialsName(), CREDENTIALS_MB, config.workloadUser(), "0500", labels());
   }
 
   /** The proxy's {@code uid:gid}: never the workload's, so it cannot open the workload's files. */
@@ -128,12 +142,12 @@ final class RunLayout {
 
   NetworkSpec fence() {
     return new NetworkSpec(
-        fenceName(), true, FENCE_OPTIONS, spec.labels(), config.subnetPool().orElse(null));
+        fenceName(), true, FENCE_OPTIONS, labels(), config.subnetPool().orElse(null));
   }
 
   NetworkSpec egress() {
     return new NetworkSpec(
-        egressName(), false, EGRESS_OPTIONS, spec.labels(), config.subnetPool().orElse(null));
+        egressName(), false, EGRESS_OPTIONS, labels(), config.subnetPool().orElse(null));
   }
 
   /** The proxy container: trusted code, so runc; hardened like the workload all the same. */
@@ -148,7 +162,7 @@ final class RunLayout {
         env,
         java.util.Set.of(),
         proxyUser(),
-        spec.labels(),
+        labels(),
         "runc",
         fenceName(),
         Map.of("/tmp", "rw,noexec,nosuid,nodev,size=16m,mode=1777"),
@@ -197,7 +211,7 @@ final class RunLayout {
         env,
         secret,
         config.workloadUser(),
-        spec.labels(),
+        labels(),
         runtime,
         fenceName(),
         Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
