@@ -17,6 +17,12 @@ public final class Labels {
   /** When the run's resources may be reaped, in epoch seconds. */
   public static final String EXPIRES_AT = "agent-sandbox.dev/expires-at";
 
+  /**
+   * The control plane that created a resource on a daemon shared with others: its store's identity.
+   * A reaper removes another control plane's resources only once their expiry has passed.
+   */
+  public static final String INSTANCE = "agent-sandbox.dev/instance";
+
   /** Marks a resource as ours; the reaper never touches anything without it. */
   public static final String MANAGED_BY = "app.kubernetes.io/managed-by";
 

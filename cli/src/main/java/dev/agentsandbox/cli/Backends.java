@@ -33,7 +33,12 @@ import java.util.function.Function;
 final class Backends {
   private Backends() {}
 
-  static RunWiring wiring(ServeCommand options, PrintWriter out) {
+  /**
+   * The backends and settings of {@code serve}; {@code storeIdentity} ({@code Store#identity()})
+   * labels what the Docker backend creates, so that its reaper spares other control planes' objects
+   * on the same daemon until they expire.
+   */
+  static RunWiring wiring(ServeCommand options, String storeIdentity, PrintWriter out) {
     String instance = instanceId(options.instanceId);
     OperatorEgress operator = operator(options.proxyHosts);
     List<SandboxBackend> backends = new ArrayList<>();
@@ -69,7 +74,9 @@ final class Backends {
             return elected;
           };
     }
-    backends.add(new DockerBackend(DockerClients.fromEnvironment(), dockerConfig(options)));
+    backends.add(
+        new DockerBackend(
+            DockerClients.fromEnvironment(), dockerConfig(options).withInstance(storeIdentity)));
     reportProbes(backends, out);
     return new RunWiring(backends, operator, RunSettings.defaults(instance), reaping);
   }

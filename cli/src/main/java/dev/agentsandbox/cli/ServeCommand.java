@@ -276,7 +276,8 @@ final class ServeCommand implements Callable<Integer> {
     try {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
       RunWiring wiring =
-          Backends.wiring(this, out).withContract(RunContractOptions.config(this, data));
+          Backends.wiring(this, opened.identity(), out)
+              .withContract(RunContractOptions.config(this, data));
       AgentSandboxServer server = AgentSandboxServer.start(address, opened, wiring);
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
       // The backends' probe lines come from their own threads (Backends.reportProbes).

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -190,6 +191,7 @@ class CliRunIT {
       int exit = cli.await(Duration.ofSeconds(60));
       assertThat(exit).as(cli.toString()).isEqualTo(ExitCodes.KILLED);
       assertThat(cli.errText()).contains("run " + id.group(1) + " was killed (exit code 123)");
+      awaitTornDown(id.group(1));
       JsonNode audit = api("/api/admin/platform/audit?run=" + id.group(1));
       List<String> types = new ArrayList<>();
       JsonNode kill1 = null;
@@ -366,6 +368,7 @@ class CliRunIT {
     assertThat(ArtifactDownloadTest.sha256(Files.readAllBytes(saved)))
         .isEqualTo(artifact.path("sha256").asText());
 
+    awaitTornDown(runId);
     CliProcess json =
         CliProcess.run(env, "", Duration.ofSeconds(60), "runs", "timeline", runId, "-o", "json");
     assertThat(json.await(Duration.ofSeconds(1))).as(json.toString()).isZero();
@@ -575,6 +578,7 @@ class CliRunIT {
               + env.get("AGENT_SANDBOX_CONFIG")
               + " 'PS1=$ ' bash --norc --noprofile");
       awaitPrompt(socket, "trail", "$");
+      awaitTornDown(id.group(1));
       type(socket, "trail", "agent-sandbox audit run " + id.group(1));
       String trail = awaitPrompt(socket, "trail", "Audit chain verified up to row");
       Files.writeString(Path.of("target", "cli-audit-run.txt"), trail);
@@ -693,6 +697,20 @@ class CliRunIT {
 
   private static String status(String runId) throws Exception {
     return api("/api/admin/platform/agent-sandbox/runs/" + runId).path("status").asText();
+  }
+
+  /**
+   * Waits (bounded) for the run's teardown row: the sandbox is removed after the run's result is
+   * answered, so the row may follow the CLI's exit.
+   */
+  static void awaitTornDown(String runId) throws Exception {
+    Instant until = Instant.now().plus(Duration.ofSeconds(60));
+    while (!api("/api/admin/platform/audit?run=" + runId + "&limit=1000")
+        .toString()
+        .contains("agent_sandbox.teardown")) {
+      assertThat(Instant.now()).as("the teardown row of run " + runId).isBefore(until);
+      Thread.sleep(250);
+    }
   }
 
   static JsonNode api(String path) throws Exception {

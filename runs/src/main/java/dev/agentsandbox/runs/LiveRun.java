@@ -23,7 +23,17 @@ final class LiveRun {
   final Probe probe;
   final RunOutput output;
   final EgressRecorder egress;
+
+  /**
+   * Completed with the run's row once its result is final and recorded (exit status, outputs
+   * collected, rows written), before its sandbox is removed: what a caller waiting for the run
+   * waits for.
+   */
+  final CompletableFuture<RunRecord> ended = new CompletableFuture<>();
+
+  /** Completed once the sandbox's removal has ended and its teardown row is written. */
   final CompletableFuture<RunRecord> done = new CompletableFuture<>();
+
   final RunSlots.Slot slot;
   final dev.agentsandbox.policy.config.OutputLimits outputs;
 
@@ -88,9 +98,9 @@ final class LiveRun {
     }
   }
 
-  /** Asks for the run to stop; returns false when it had already ended. */
+  /** Asks for the run to stop; returns false when it had already ended (or is being removed). */
   synchronized boolean kill() {
-    if (done.isDone()) {
+    if (ended.isDone()) {
       return false;
     }
     killRequested = true;

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One run from launch to teardown, on its own thread: launch, wait to the deadline, collect, record
- * how it ended, tear down on every path, and audit each step.
+ * how it ended and answer whoever waits for the result ({@link LiveRun#ended}), then tear down on
+ * every path and audit it ({@link LiveRun#done}).
  */
 final class RunLifecycle {
   static final String FAILURE = "agent_sandbox.failure";
@@ -88,7 +89,28 @@ final class RunLifecycle {
     }
     // The workload has stopped (or never started): its credentials die now, before anything else.
     revokeCredentials(run);
+    // Outputs live on the sandbox's volumes (Docker), disk image (microVM) or pod (k8s): they are
+    // read before anything is removed.
     collectOutputs(run, sandbox);
+    RunRecord result = null;
+    RuntimeException recording = null;
+    try {
+      result = finish(run, completion, sandbox != null);
+    } catch (RuntimeException e) {
+      LOG.error("run {}: recording its end failed: {}", run.runId(), e.getMessage());
+      recording = e;
+    } finally {
+      // A client that followed the output to its end then finds the run's result recorded.
+      run.output.close();
+    }
+    // The run's result is final and recorded: whoever waits for it is answered now, and the
+    // sandbox is removed after, on this thread. The run keeps its slot and stays live for the
+    // reaper until the removal has ended (docs/runs.md, "Teardown").
+    if (recording == null) {
+      run.ended.complete(result);
+    } else {
+      run.ended.completeExceptionally(recording);
+    }
     String teardownProblem = null;
     if (sandbox != null) {
       try {
@@ -98,18 +120,27 @@ final class RunLifecycle {
         LOG.warn("run {}: teardown failed: {}", run.runId(), teardownProblem);
       }
     }
-    run.output.close();
     try {
-      finish(run, completion, sandbox != null, teardownProblem);
+      if (result != null) {
+        recordTeardown(run, result, sandbox != null, teardownProblem);
+      }
     } catch (RuntimeException e) {
-      LOG.error("run {}: recording its end failed: {}", run.runId(), e.getMessage());
+      LOG.error("run {}: recording its teardown failed: {}", run.runId(), e.getMessage());
+      if (recording == null) {
+        recording = e;
+      }
+    } finally {
       retire.accept(run);
-      run.done.completeExceptionally(e);
+      if (recording == null) {
+        run.done.complete(result);
+      } else {
+        run.done.completeExceptionally(recording);
+      }
     }
   }
 
-  private void finish(
-      LiveRun run, Completion completion, boolean launched, String teardownProblem) {
+  /** Records how the run ended: its row, and its timeout or failure row; returns the row. */
+  private RunRecord finish(LiveRun run, Completion completion, boolean launched) {
     // A kill that races the workload's own exit is reported as a kill: the operator asked.
     Completion.End end =
         run.killRequested() && completion.end() != Completion.End.DEADLINE
@@ -157,10 +188,19 @@ final class RunLifecycle {
       store.audit().append(new AuditEvent(FAILURE, run.actor, run.spec.agent(), run.runId(), data));
     }
     store.runs().update(record);
+    return record;
+  }
+
+  /**
+   * The run's {@code agent_sandbox.teardown} row, written once the removal has ended (after the
+   * run's result was answered): whether everything was removed, and if not why.
+   */
+  private void recordTeardown(
+      LiveRun run, RunRecord record, boolean launched, String teardownProblem) {
     ObjectNode data = json.createObjectNode();
-    data.put("end", endReason);
-    if (exit != null) {
-      data.put("exit_status", exit);
+    data.put("end", record.endReason());
+    if (record.exitStatus() != null) {
+      data.put("exit_status", record.exitStatus());
     }
     data.put("backend", record.backend());
     data.put("runtime", record.runtime());
@@ -174,8 +214,6 @@ final class RunLifecycle {
     data.put("output_bytes", run.output.totalBytes());
     data.put("egress_decisions", run.egress.decisions().size() + run.egress.dropped());
     store.audit().append(new AuditEvent(TEARDOWN, run.actor, run.spec.agent(), run.runId(), data));
-    retire.accept(run);
-    run.done.complete(record);
   }
 
   private void revokeCredentials(LiveRun run) {

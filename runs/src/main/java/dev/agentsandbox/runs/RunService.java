@@ -87,11 +87,14 @@ public final class RunService {
     return launch(actor, request).runId();
   }
 
-  /** Starts a run and waits for it to end; returns its result. */
+  /**
+   * Starts a run and waits for its result (exit status, outputs collected, rows written); the
+   * sandbox is removed after this returns, and its {@code agent_sandbox.teardown} row follows.
+   */
   public RunView run(String actor, RunRequest request) throws InterruptedException {
     LiveRun run = launch(actor, request);
     try {
-      run.done.get();
+      run.ended.get();
     } catch (ExecutionException e) {
       throw new RunException("running " + run.runId() + ": " + e.getCause().getMessage(), e);
     }
@@ -118,6 +121,9 @@ public final class RunService {
         return false;
       }
       throw new RunNotFoundException(runId);
+    }
+    if (run.ended.isDone()) {
+      return false; // its result is recorded; only its removal is left
     }
     ObjectNode data = json.createObjectNode();
     data.put("requested_by", actor);
@@ -202,7 +208,8 @@ public final class RunService {
 
   /**
    * Removes every warm sandbox (waiting for those being prepared), then asks every live run to stop
-   * and waits up to {@code wait} for them to end.
+   * and waits up to {@code wait} for them to end and be removed (runs whose result is recorded but
+   * whose sandbox is still being removed included).
    */
   public void shutdown(Duration wait) throws InterruptedException {
     // A preparation in flight cannot be cut short without leaving half a sandbox: it gets the time

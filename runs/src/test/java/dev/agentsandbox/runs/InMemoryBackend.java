@@ -96,6 +96,7 @@ class InMemoryBackend implements SandboxBackend {
   private final Map<String, Integer> handOvers = new ConcurrentHashMap<>();
   private volatile boolean available = true;
   private volatile boolean prepareFails;
+  private volatile CountDownLatch teardownGate = new CountDownLatch(0);
 
   InMemoryBackend(String name, Isolation isolation, Clock clock) {
     this.name = name;
@@ -132,6 +133,19 @@ class InMemoryBackend implements SandboxBackend {
   /** How many times a run's teardown was called. */
   int teardowns(String runId) {
     return teardowns.getOrDefault(runId, 0);
+  }
+
+  /**
+   * Makes every teardown from now on wait (up to a minute) until {@link #openTeardowns()}, as a
+   * slow daemon would; the run's resources exist while it waits.
+   */
+  void holdTeardowns() {
+    teardownGate = new CountDownLatch(1);
+  }
+
+  /** Lets held teardowns go on. */
+  void openTeardowns() {
+    teardownGate.countDown();
   }
 
   /** Waits until the run's workload has started; false when it did not within {@code wait}. */
@@ -380,8 +394,18 @@ class InMemoryBackend implements SandboxBackend {
 
     @Override
     public void teardown() {
-      teardowns.merge(spec.runId(), 1, Integer::sum);
       killed.countDown();
+      try {
+        if (!teardownGate.await(1, TimeUnit.MINUTES)) {
+          throw new UnableToTearDownSandboxException(
+              "deleting the sandbox of run " + spec.runId() + ": the held teardown timed out");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new UnableToTearDownSandboxException(
+            "deleting the sandbox of run " + spec.runId() + ": interrupted");
+      }
+      teardowns.merge(spec.runId(), 1, Integer::sum);
       if (script.teardownFails()) {
         throw new UnableToTearDownSandboxException(
             "deleting the sandbox of run " + spec.runId() + ": the scripted teardown failed");

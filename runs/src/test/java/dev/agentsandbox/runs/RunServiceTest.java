@@ -269,6 +269,7 @@ class RunServiceTest {
     RunRecord record = stored(runId);
     assertThat(record.status()).isEqualTo(RunStatus.EXITED);
     assertThat(record.outputTail()).isEqualTo("hello\n");
+    awaitTornDown(runId);
     assertThat(backend.teardowns(runId)).isEqualTo(1);
     assertThat(backend.resources()).isEmpty();
     assertThat(audit(RunLauncher.LAUNCH, runId)).hasSize(1);
@@ -301,7 +302,7 @@ class RunServiceTest {
     AuditRow failure = audit(RunLifecycle.FAILURE, runId).get(0);
     assertThat(failure.data().get("stage").asText()).isEqualTo("launch");
     assertThat(failure.data().get("message").asText()).contains("the scripted launch failed");
-    AuditRow teardown = audit(RunLifecycle.TEARDOWN, runId).get(0);
+    AuditRow teardown = awaitTornDown(runId);
     assertThat(teardown.data().get("removed").asBoolean()).isFalse();
     assertThat(teardown.data().get("note").asText()).contains("the launch failed");
     assertThat(audit(RunLifecycle.STARTED, runId)).as("nothing started").isEmpty();
@@ -319,8 +320,7 @@ class RunServiceTest {
     AuditRow mismatch = audit(RunLifecycle.RUNTIME_MISMATCH, runId).get(0);
     assertThat(mismatch.data().get("message").asText()).contains("not under gVisor");
     assertThat(audit(RunLifecycle.FAILURE, runId)).isEmpty();
-    assertThat(audit(RunLifecycle.TEARDOWN, runId).get(0).data().get("end").asText())
-        .isEqualTo("runtime_mismatch");
+    assertThat(awaitTornDown(runId).data().get("end").asText()).isEqualTo("runtime_mismatch");
     assertThat(backend.resources()).isEmpty();
   }
 
@@ -334,8 +334,7 @@ class RunServiceTest {
     AuditRow died = audit(RunLifecycle.PROXY_DIED, runId).get(0);
     assertThat(died.data().get("message").asText()).contains("scripted proxy stopped");
     assertThat(audit(RunLifecycle.FAILURE, runId)).isEmpty();
-    assertThat(audit(RunLifecycle.TEARDOWN, runId).get(0).data().get("end").asText())
-        .isEqualTo("proxy_died");
+    assertThat(awaitTornDown(runId).data().get("end").asText()).isEqualTo("proxy_died");
     assertThat(backend.resources()).isEmpty();
   }
 
@@ -346,6 +345,7 @@ class RunServiceTest {
     assertThat(stored(runId).status()).isEqualTo(RunStatus.FAILED);
     assertThat(audit(RunLifecycle.FAILURE, runId).get(0).data().get("stage").asText())
         .isEqualTo("run");
+    awaitTornDown(runId);
     assertThat(backend.teardowns(runId)).isEqualTo(1);
     assertThat(backend.resources()).isEmpty();
   }
@@ -368,6 +368,7 @@ class RunServiceTest {
     assertThat(stored(runId).endReason()).isEqualTo("deadline");
     assertThat(audit(RunLifecycle.TIMEOUT, runId).get(0).data().get("ttl_seconds").asInt())
         .isEqualTo(1);
+    awaitTornDown(runId);
     assertThat(ahead.teardowns(runId)).isEqualTo(1);
     assertThat(ahead.resources()).isEmpty();
   }
@@ -383,6 +384,7 @@ class RunServiceTest {
     RunRecord ended = awaitEnded(runId);
     assertThat(ended.status()).isEqualTo(RunStatus.KILLED);
     assertThat(audit(RunService.KILL, runId)).hasSize(1);
+    awaitTornDown(runId);
     assertThat(backend.teardowns(runId)).isEqualTo(1);
     assertThat(backend.resources()).isEmpty();
     assertThat(service.kill(ACTOR, runId)).isFalse();
@@ -395,7 +397,7 @@ class RunServiceTest {
     RunService service = service(4);
     String runId = runId(service.run(ACTOR, request("sticky")));
 
-    AuditRow teardown = audit(RunLifecycle.TEARDOWN, runId).get(0);
+    AuditRow teardown = awaitTornDown(runId);
     assertThat(teardown.data().get("removed").asBoolean()).isFalse();
     assertThat(teardown.data().get("problem").asText())
         .contains("the scripted teardown failed")
@@ -410,6 +412,82 @@ class RunServiceTest {
     assertThat(backend.resources()).isEmpty();
     assertThat(audit(RunLifecycle.TEARDOWN, runId))
         .anySatisfy(row -> assertThat(row.actor()).isEqualTo("reaper"));
+  }
+
+  @Test
+  void theResultIsAnsweredBeforeTheSandboxIsRemovedAndTheTeardownRowFollows() throws Exception {
+    RunService service = service(1);
+    Reaper reaper =
+        new Reaper(List.of(backend), service::isLive, store.audit(), Clock.systemUTC(), json);
+    backend.holdTeardowns();
+    try {
+      // Bounded: a response that waited for the removal would wait for the held teardown.
+      RunView view =
+          executor.submit(() -> service.run(ACTOR, request("ok"))).get(10, TimeUnit.SECONDS);
+
+      String runId = runId(view);
+      // The result is whole: status, exit status, output, the run's row and its audit rows.
+      assertThat(view.record().status()).isEqualTo(RunStatus.EXITED);
+      assertThat(view.record().exitStatus()).isZero();
+      assertThat(view.outputTail()).isEqualTo("hello\n");
+      assertThat(stored(runId).status()).isEqualTo(RunStatus.EXITED);
+      assertThat(stored(runId).endedAt()).isNotNull();
+      assertThat(audit(RunLifecycle.ARTIFACTS, runId)).hasSize(1);
+      // Its sandbox is still there, being removed: no teardown row yet, its slot still taken, the
+      // reaper leaves it to the run, and it can no longer be killed.
+      assertThat(audit(RunLifecycle.TEARDOWN, runId)).isEmpty();
+      assertThat(backend.resources()).containsExactly(runId);
+      assertThat(service.liveCount()).isEqualTo(1);
+      assertThat(service.isLive(runId)).isTrue();
+      assertThat(reaper.reapOnce()).isZero();
+      assertThat(backend.resources()).containsExactly(runId);
+      assertThat(service.kill(ACTOR, runId)).isFalse();
+      assertThat(audit(RunService.KILL, runId)).isEmpty();
+      assertThatThrownBy(() -> service.start(ACTOR, request("ok")))
+          .isInstanceOfSatisfying(
+              RunRefusedException.class,
+              e -> assertThat(e.refusal()).isEqualTo(Refusal.TOO_MANY_RUNS));
+
+      backend.openTeardowns();
+
+      AuditRow teardown = awaitTornDown(runId);
+      assertThat(teardown.actor()).isEqualTo(ACTOR);
+      assertThat(teardown.data().get("removed").asBoolean()).isTrue();
+      assertThat(teardown.data().get("end").asText()).isEqualTo("exit");
+      assertThat(teardown.data().get("exit_status").asInt()).isZero();
+      assertThat(teardown.id()).isGreaterThan(audit(RunLifecycle.ARTIFACTS, runId).get(0).id());
+      assertThat(backend.resources()).isEmpty();
+      await().atMost(WAIT).until(service::liveCount, n -> n == 0);
+    } finally {
+      backend.openTeardowns();
+    }
+  }
+
+  @Test
+  void shutdownWaitsForTeardownsStillGoing() throws Exception {
+    RunService service = service(4);
+    backend.holdTeardowns();
+    try {
+      String runId = runId(service.run(ACTOR, request("ok")));
+      Future<?> shutdown =
+          executor.submit(
+              () -> {
+                service.shutdown(Duration.ofSeconds(30));
+                return null;
+              });
+      // While the teardown is held, shutdown cannot have finished.
+      assertThatThrownBy(() -> shutdown.get(300, TimeUnit.MILLISECONDS))
+          .isInstanceOf(java.util.concurrent.TimeoutException.class);
+
+      backend.openTeardowns();
+
+      shutdown.get(10, TimeUnit.SECONDS);
+      assertThat(audit(RunLifecycle.TEARDOWN, runId)).hasSize(1);
+      assertThat(backend.resources()).isEmpty();
+      assertThat(service.liveCount()).isZero();
+    } finally {
+      backend.openTeardowns();
+    }
   }
 
   @Test
@@ -448,6 +526,22 @@ class RunServiceTest {
         .isEqualTo("recovery");
     assertThat(after.isLive(runId)).isFalse();
     before.kill(ACTOR, runId);
+  }
+
+  /**
+   * Waits (bounded) for the run's own teardown row: the sandbox is removed after the run's result
+   * is answered.
+   */
+  private AuditRow awaitTornDown(String runId) {
+    return await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                audit(RunLifecycle.TEARDOWN, runId).stream()
+                    .filter(row -> !row.actor().equals("reaper"))
+                    .findFirst(),
+            java.util.Optional::isPresent)
+        .orElseThrow();
   }
 
   private RunRecord awaitEnded(String runId) {

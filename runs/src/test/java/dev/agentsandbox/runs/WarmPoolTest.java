@@ -191,8 +191,8 @@ class WarmPoolTest {
     assertThat(backend.launched(runId).command()).containsExactly("ok");
     assertThat(launchRow(runId).data().get("warm").asBoolean()).isTrue();
     assertThat(launchRow(runId).data().get("warm_prepared_at").asText()).isNotEmpty();
-    // Used once, then destroyed like any run's sandbox.
-    assertThat(backend.teardowns(runId)).isEqualTo(1);
+    // Used once, then destroyed like any run's sandbox (after the run's result is answered).
+    await().atMost(Duration.ofSeconds(5)).until(() -> backend.teardowns(runId) == 1);
     assertThat(backend.resources()).doesNotContain(runId);
     assertThat(service.warmOutcomes()).containsEntry("handed_over", 1L);
   }

@@ -191,6 +191,27 @@ public final class Store implements AutoCloseable {
     return runs;
   }
 
+  /**
+   * This store's identity: 32 lower-case hex digits drawn once, when the store's schema was created
+   * or migrated to hold it, and the same for every process and replica that opens it, at every
+   * start. Control planes label what they create on a shared Docker daemon with it.
+   */
+  public String identity() {
+    return database.read(
+        "read the store's identity",
+        c -> {
+          try (java.sql.PreparedStatement statement =
+                  c.prepareStatement("SELECT store_id FROM store_identity WHERE singleton = 1");
+              java.sql.ResultSet rows = statement.executeQuery()) {
+            if (!rows.next()) {
+              throw new UnableToAccessStoreException(
+                  "read the store's identity: the store_identity row is missing", null);
+            }
+            return rows.getString(1);
+          }
+        });
+  }
+
   /** The connection source, for tests in this package that look at session settings. */
   Database database() {
     return database;

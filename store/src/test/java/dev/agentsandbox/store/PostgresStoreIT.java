@@ -23,6 +23,17 @@ class PostgresStoreIT extends StoreTestBase {
   }
 
   @Test
+  void everyOpenOfTheDatabaseSeesOneIdentity() {
+    String identity = store.identity();
+    assertThat(identity).matches("[0-9a-f]{32}");
+    try (Store replica = Store.open(fixture.url())) {
+      assertThat(replica.identity())
+          .as("a second replica on the same database")
+          .isEqualTo(identity);
+    }
+  }
+
+  @Test
   void truncateIsRefusedByTheTrigger() {
     store.audit().append(new AuditEvent("agent_sandbox.launch", "admin", null, null, null));
 

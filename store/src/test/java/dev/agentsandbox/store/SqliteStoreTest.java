@@ -46,6 +46,23 @@ class SqliteStoreTest {
   }
 
   @Test
+  void aStoreKeepsOneIdentityAcrossOpensAndTwoStoresHaveTwo() {
+    String url = "jdbc:sqlite:" + directory.resolve("store.db");
+    String first;
+    try (Store store = Store.open(url)) {
+      first = store.identity();
+      assertThat(first).matches("[0-9a-f]{32}");
+      assertThat(store.identity()).isEqualTo(first);
+    }
+    try (Store store = Store.open(url)) {
+      assertThat(store.identity()).as("the same store, opened again").isEqualTo(first);
+    }
+    try (Store other = Store.open("jdbc:sqlite:" + directory.resolve("other.db"))) {
+      assertThat(other.identity()).matches("[0-9a-f]{32}").isNotEqualTo(first);
+    }
+  }
+
+  @Test
   void inMemoryDatabaseIsRefused() {
     assertThatThrownBy(() -> Store.open("jdbc:sqlite::memory:"))
         .isInstanceOf(UnableToOpenStoreException.class)

@@ -77,7 +77,7 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
       Duration standbyLabelLifetime) {
     this.client = Objects.requireNonNull(client, "client");
     this.config = Objects.requireNonNull(config, "config");
-    this.reaper = new DockerReaper(client);
+    this.reaper = new DockerReaper(client, config.instance());
     this.subnets =
         config
             .subnetPool()

@@ -20,6 +20,10 @@ import java.util.regex.Pattern;
  * @param proxyPoolSize how many proxies (with their volumes and networks) are kept started and
  *     awaiting a policy for cold runs, 0 (off) to {@value ProxyPool#MAX_SIZE}; see {@link
  *     ProxyPool}
+ * @param instance the control plane's identity (its store's), put on every object as {@link
+ *     dev.agentsandbox.backend.Labels#INSTANCE} so that this backend's reaper leaves another
+ *     control plane's objects alone until they expire; empty: no such label, and the reaper judges
+ *     every object by its run alone
  */
 public record DockerBackendConfig(
     String proxyImage,
@@ -30,8 +34,10 @@ public record DockerBackendConfig(
     Duration proxyReadyTimeout,
     String gvisorRuntime,
     Optional<SubnetPool> subnetPool,
-    int proxyPoolSize) {
+    int proxyPoolSize,
+    Optional<String> instance) {
   private static final Pattern USER = Pattern.compile("[0-9]+:[0-9]+");
+  private static final Pattern INSTANCE = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
 
   /** The image {@code images/build.sh} builds. */
   public static final String DEFAULT_PROXY_IMAGE = "agent-sandbox/proxy:dev";
@@ -59,9 +65,14 @@ public record DockerBackendConfig(
               + " (each standby is a running proxy and two networks): "
               + proxyPoolSize);
     }
+    Objects.requireNonNull(instance, "instance");
+    if (instance.isPresent() && !INSTANCE.matcher(instance.get()).matches()) {
+      throw new IllegalArgumentException(
+          "instance must be 1-63 lower-case letters, digits and dashes: " + instance.get());
+    }
   }
 
-  /** A configuration without a proxy pool. */
+  /** A configuration without a proxy pool or an instance label. */
   public DockerBackendConfig(
       String proxyImage,
       int proxyPort,
@@ -80,7 +91,8 @@ public record DockerBackendConfig(
         proxyReadyTimeout,
         gvisorRuntime,
         subnetPool,
-        0);
+        0,
+        Optional.empty());
   }
 
   /** A configuration that leaves subnets to Docker's default address pools. */
@@ -120,7 +132,8 @@ public record DockerBackendConfig(
         proxyReadyTimeout,
         gvisorRuntime,
         subnetPool,
-        proxyPoolSize);
+        proxyPoolSize,
+        instance);
   }
 
   /** The same configuration with another gVisor runtime name. */
@@ -134,7 +147,8 @@ public record DockerBackendConfig(
         proxyReadyTimeout,
         runtime,
         subnetPool,
-        proxyPoolSize);
+        proxyPoolSize,
+        instance);
   }
 
   /** The same configuration taking runs' subnets from {@code pool}. */
@@ -148,7 +162,8 @@ public record DockerBackendConfig(
         proxyReadyTimeout,
         gvisorRuntime,
         Optional.of(pool),
-        proxyPoolSize);
+        proxyPoolSize,
+        instance);
   }
 
   /**
@@ -166,6 +181,25 @@ public record DockerBackendConfig(
         proxyReadyTimeout,
         gvisorRuntime,
         subnetPool,
-        size);
+        size,
+        instance);
+  }
+
+  /**
+   * The same configuration labelling every object with {@code id} as {@link
+   * dev.agentsandbox.backend.Labels#INSTANCE} (the control plane's store identity).
+   */
+  public DockerBackendConfig withInstance(String id) {
+    return new DockerBackendConfig(
+        proxyImage,
+        proxyPort,
+        workloadUser,
+        tmpfsMb,
+        proxyMemoryMb,
+        proxyReadyTimeout,
+        gvisorRuntime,
+        subnetPool,
+        proxyPoolSize,
+        Optional.of(id));
   }
 }

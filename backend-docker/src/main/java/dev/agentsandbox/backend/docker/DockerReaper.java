@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Predicate;
@@ -18,12 +19,25 @@ import java.util.function.Predicate;
  * Removes the containers, volumes and networks of runs that are over, found by label alone, so that
  * it also cleans up after a control plane that crashed mid-run. Never touches anything without
  * {@link Labels#MANAGED_BY}{@code =}{@link Labels#MANAGER}.
+ *
+ * <p>Scoped to its control plane when given its {@code instance}: an object labelled with another
+ * {@link Labels#INSTANCE} belongs to another control plane on the same daemon, whose runs this one
+ * cannot judge, and is removed only once its expiry has passed. Objects of this instance, and
+ * objects without the label (created before it existed), go when their expiry has passed or their
+ * run is not live here.
  */
 final class DockerReaper {
   private final DockerClient client;
+  private final Optional<String> instance;
 
+  /** A reaper that judges every object by its run alone (no instance). */
   DockerReaper(DockerClient client) {
+    this(client, Optional.empty());
+  }
+
+  DockerReaper(DockerClient client, Optional<String> instance) {
     this.client = client;
+    this.instance = instance;
   }
 
   ReapReport reap(Instant now, Predicate<String> isLive) {
@@ -125,9 +139,19 @@ final class DockerReaper {
     return new ReapReport(List.copyOf(removed), problems);
   }
 
-  /** Over: expired, garbled (no run id, no expiry) or no longer live for the control plane. */
-  private static boolean over(
+  /**
+   * Over: expired (or its expiry garbled), whoever created it; else, unless another control plane
+   * created it, garbled (no run id) or no longer live for this control plane.
+   */
+  private boolean over(
       Map<String, String> labels, String runId, Instant now, Predicate<String> isLive) {
-    return runId.isEmpty() || !Labels.expiresAt(labels).isAfter(now) || !isLive.test(runId);
+    if (!Labels.expiresAt(labels).isAfter(now)) {
+      return true;
+    }
+    String owner = labels.get(Labels.INSTANCE);
+    if (owner != null && instance.isPresent() && !owner.equals(instance.get())) {
+      return false;
+    }
+    return runId.isEmpty() || !isLive.test(runId);
   }
 }

@@ -60,7 +60,8 @@ final class ProxyStandby implements ProxyPool.Standby {
       Instant expiresAt,
       Duration readyTimeout) {
     ProxyStandby standby = new ProxyStandby(client, id, createdAt, subnets);
-    Map<String, String> labels = Labels.forRun(id, AGENT_LABEL, expiresAt);
+    Map<String, String> labels =
+        RunLayout.labelled(config, Labels.forRun(id, AGENT_LABEL, expiresAt));
     if (subnets != null) {
       standby.blocks.addAll(subnets.allocate(SubnetPool.BLOCKS_PER_RUN, id));
     }

@@ -3,6 +3,7 @@ package dev.agentsandbox.backend.docker;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.RunContract;
 import dev.agentsandbox.backend.RunCredential;
@@ -76,6 +77,24 @@ final class RunLayout {
    * pool's standby the run was built on ({@link ProxyStandby}).
    */
   private final String objectsId;
+
+  /**
+   * The labels on every object of the run: the run's ({@link RunSpec#labels()}) and, when the
+   * backend is configured with one, its control plane's {@link Labels#INSTANCE}.
+   */
+  Map<String, String> labels() {
+    return labelled(config, spec.labels());
+  }
+
+  /** {@code labels} with the control plane's {@link Labels#INSTANCE} when it has one. */
+  static Map<String, String> labelled(DockerBackendConfig config, Map<String, String> labels) {
+    if (config.instance().isEmpty()) {
+      return labels;
+    }
+    Map<String, String> all = new java.util.HashMap<>(labels);
+    all.put(Labels.INSTANCE, config.instance().get());
+    return Map.copyOf(all);
+  }
 
   RunLayout(RunSpec spec, DockerBackendConfig config, String runtime) {
     this(spec, config, runtime, java.util.OptionalLong.empty(), spec.runId());
@@ -155,7 +174,7 @@ final class RunLayout {
 
   /** The workload's {@link RunContract#WORKSPACE}: a tmpfs only the workload's user can enter. */
   VolumeSpec workspace() {
-    return workspace(config, objectsId, spec.labels());
+    return workspace(config, objectsId, labels());
   }
 
   static VolumeSpec workspace(DockerBackendConfig config, String id, Map<String, String> labels) {
@@ -165,7 +184,7 @@ final class RunLayout {
 
   /** The run's {@link RunContract#CREDENTIALS_DIR}: a tmpfs the workload's user can only read. */
   VolumeSpec credentials() {
-    return credentials(config, objectsId, spec.labels());
+    return credentials(config, objectsId, labels());
   }
 
   static VolumeSpec credentials(DockerBackendConfig config, String id, Map<String, String> labels) {
@@ -184,7 +203,7 @@ final class RunLayout {
   }
 
   NetworkSpec fence() {
-    return fence(config, objectsId, spec.labels());
+    return fence(config, objectsId, labels());
   }
 
   static NetworkSpec fence(DockerBackendConfig config, String id, Map<String, String> labels) {
@@ -193,7 +212,7 @@ final class RunLayout {
   }
 
   NetworkSpec egress() {
-    return egress(config, objectsId, spec.labels());
+    return egress(config, objectsId, labels());
   }
 
   static NetworkSpec egress(DockerBackendConfig config, String id, Map<String, String> labels) {
@@ -205,7 +224,7 @@ final class RunLayout {
   ContainerSpec proxy() {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("AGENT_SANDBOX_PROXY_POLICY", proxyPolicyJson());
-    return proxy(config, objectsId, spec.labels(), env);
+    return proxy(config, objectsId, labels(), env);
   }
 
   /**
@@ -278,7 +297,7 @@ final class RunLayout {
         env,
         secret,
         config.workloadUser(),
-        spec.labels(),
+        labels(),
         runtime,
         fenceName(),
         Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),

@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -232,6 +233,33 @@ class RunLayoutTest {
     DockerBackendConfig clash =
         new DockerBackendConfig("p", 3128, "65533:65533", 64, 256, Duration.ofSeconds(1), "runsc");
     assertThat(new RunLayout(spec(), clash, "runc").proxyUser()).startsWith("65532:");
+  }
+
+  @Test
+  void withAnInstanceEveryObjectAndThePlanCarryIt() {
+    RunLayout layout =
+        new RunLayout(
+            spec(), DockerBackendConfig.defaults().withInstance("0123456789abcdef"), "runsc");
+    assertThat(layout.workspace().labels()).containsEntry(Labels.INSTANCE, "0123456789abcdef");
+    assertThat(layout.credentials().labels()).containsEntry(Labels.INSTANCE, "0123456789abcdef");
+    assertThat(layout.proxy().labels()).containsEntry(Labels.INSTANCE, "0123456789abcdef");
+    assertThat(layout.agent("172.30.0.2").labels())
+        .containsEntry(Labels.INSTANCE, "0123456789abcdef")
+        .containsAllEntriesOf(spec().labels());
+    for (Manifest manifest : layout.plan(Isolation.GVISOR).manifests()) {
+      if (List.of("volume", "network", "container").contains(manifest.kind())) {
+        @SuppressWarnings("unchecked")
+        Map<String, String> labels =
+            (Map<String, String>) ((Map<String, Object>) manifest.body()).get("Labels");
+        assertThat(labels).as(manifest.name()).containsEntry(Labels.INSTANCE, "0123456789abcdef");
+      }
+    }
+    assertThat(LAYOUT.proxy().labels())
+        .as("without an instance")
+        .doesNotContainKey(Labels.INSTANCE);
+    assertThatThrownBy(() -> DockerBackendConfig.defaults().withInstance("Not An Id"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("instance must be 1-63 lower-case letters, digits and dashes");
   }
 
   @Test

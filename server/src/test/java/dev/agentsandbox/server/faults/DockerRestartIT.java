@@ -112,7 +112,14 @@ class DockerRestartIT {
           .untilAsserted(
               () -> assertThat(ProxyDiedIT.resourcesOf(docker, id)).as("left").isEmpty());
       String auditUrl = "/api/admin/platform/audit?run=" + runId + "&limit=1000";
-      JsonNode rows = call("GET", auditUrl, null).path("rows");
+      // The run's own teardown row is written once its removal has ended, after its result.
+      JsonNode rows =
+          await("a teardown row of run " + runId)
+              .atMost(Duration.ofSeconds(60))
+              .pollInterval(Duration.ofMillis(500))
+              .until(
+                  () -> call("GET", auditUrl, null).path("rows"),
+                  r -> r.toString().contains("agent_sandbox.teardown"));
       String failure = null;
       boolean removedByTheRun = false;
       for (JsonNode row : rows) {

@@ -114,8 +114,17 @@ class ProxyDiedIT {
       assertThat(ended.path("status").asText()).as(ended.toString()).isEqualTo("failed");
       assertThat(ended.path("end").asText()).as(ended.toString()).isEqualTo("proxy_died");
 
+      // The sandbox is removed after the result is answered; its teardown row follows.
+      String ofRun = runId;
       JsonNode rows =
-          call("GET", "/api/admin/platform/audit?run=" + runId + "&limit=1000", null).path("rows");
+          await()
+              .atMost(Duration.ofSeconds(60))
+              .pollInterval(Duration.ofMillis(250))
+              .until(
+                  () ->
+                      call("GET", "/api/admin/platform/audit?run=" + ofRun + "&limit=1000", null)
+                          .path("rows"),
+                  r -> r.toString().contains("agent_sandbox.teardown"));
       List<String> types = new ArrayList<>();
       JsonNode died = null;
       for (JsonNode row : rows) {

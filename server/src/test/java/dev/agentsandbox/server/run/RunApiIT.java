@@ -24,6 +24,7 @@ import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.server.Scopes;
+import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.testing.LinkServer;
 import java.net.InetAddress;
@@ -126,7 +127,7 @@ class RunApiIT {
 
   @AfterEach
   void nothingLabelledIsLeft() {
-    // Teardown is synchronous before a run's end is recorded; allow the daemon a moment anyway.
+    // A run's sandbox is removed after its result is answered: wait (bounded) for it.
     await()
         .atMost(Duration.ofSeconds(30))
         .pollInterval(Duration.ofMillis(200))
@@ -196,7 +197,7 @@ class RunApiIT {
         .forEach(d -> decisions.add(d.path("decision").asText() + " " + d.path("host").asText()));
     assertThat(decisions).contains("allow upstream.test", "deny denied.test");
     String runId = result.path("run_id").asText();
-    List<String> types = auditTypes(runId);
+    List<String> types = auditTypesOnceTornDown(runId);
     assertThat(types)
         .containsSubsequence(
             "agent_sandbox.launch",
@@ -204,6 +205,51 @@ class RunApiIT {
             "agent_sandbox.egress.deny",
             "agent_sandbox.teardown");
     assertThat(types).doesNotContain("agent_sandbox.failure", "agent_sandbox.timeout");
+  }
+
+  @Test
+  void theAnswerIsWholeAndTheSandboxIsRemovedAfterwardsWithItsTeardownRow() throws Exception {
+    JsonNode result =
+        call(
+            "POST",
+            BASE + "/run",
+            "{\"agent\": \"helper\", \"command\": [\"sh\", \"-c\", \"echo whole; exit 4\"]}");
+
+    // The answer is the run's final result, recorded before the sandbox is removed.
+    String runId = result.path("run_id").asText();
+    assertThat(result.path("status").asText()).as(result.toString()).isEqualTo("exited");
+    assertThat(result.path("end").asText()).isEqualTo("exit");
+    assertThat(result.path("exit_status").asInt()).isEqualTo(4);
+    assertThat(result.path("output_tail").asText()).isEqualTo("whole\n");
+    RunRecord stored = store.runs().find(runId).orElseThrow();
+    assertThat(stored.status().wireName()).isEqualTo("exited");
+    assertThat(stored.exitStatus()).isEqualTo(4);
+    assertThat(auditTypes(runId)).contains("agent_sandbox.started", "agent_sandbox.artifacts");
+
+    // Afterwards: the run's own teardown row, after its artifacts row, and nothing of it is left.
+    List<String> types = auditTypesOnceTornDown(runId);
+    assertThat(types)
+        .containsSubsequence(
+            "agent_sandbox.launch",
+            "agent_sandbox.started",
+            "agent_sandbox.artifacts",
+            "agent_sandbox.teardown");
+    JsonNode rows = call("GET", "/api/admin/platform/audit?run=" + runId + "&limit=1000", null);
+    JsonNode teardown = null;
+    for (JsonNode row : rows.path("rows")) {
+      if (row.path("type").asText().equals("agent_sandbox.teardown")) {
+        teardown = row;
+      }
+    }
+    assertThat(teardown).isNotNull();
+    assertThat(teardown.path("actor").asText()).isEqualTo("it-admin");
+    assertThat(teardown.path("data").path("removed").asBoolean()).as(teardown.toString()).isTrue();
+    assertThat(teardown.path("data").path("exit_status").asInt()).isEqualTo(4);
+    assertThat(everythingOf(runId)).as("containers, networks and volumes of " + runId).isEmpty();
+    JsonNode timeline = call("GET", BASE + "/runs/" + runId + "/timeline", null);
+    assertThat(timeline.path("end").path("teardown").path("audit_id").asLong())
+        .as(timeline.path("end").toString())
+        .isEqualTo(teardown.path("id").asLong());
   }
 
   @Test
@@ -241,7 +287,7 @@ class RunApiIT {
             "{\"agent\": \"slow\", \"command\": [\"sh\", \"-c\", \"while true; do :; done\"]}");
     assertThat(result.path("end").asText()).as(result.toString()).isEqualTo("deadline");
     assertThat(result.path("status").asText()).isEqualTo("deadline");
-    assertThat(auditTypes(result.path("run_id").asText()))
+    assertThat(auditTypesOnceTornDown(result.path("run_id").asText()))
         .containsSubsequence(
             "agent_sandbox.launch", "agent_sandbox.timeout", "agent_sandbox.teardown");
   }
@@ -275,7 +321,8 @@ class RunApiIT {
     assertThat(done.path("end").asText()).isEqualTo("killed");
     HttpResponse<String> again = send(request("DELETE", BASE + "/runs/" + runId, null));
     assertThat(again.statusCode()).isEqualTo(409);
-    assertThat(auditTypes(runId)).contains("agent_sandbox.kill", "agent_sandbox.teardown");
+    assertThat(auditTypesOnceTornDown(runId))
+        .contains("agent_sandbox.kill", "agent_sandbox.teardown");
   }
 
   @Test
@@ -404,6 +451,23 @@ class RunApiIT {
         false);
   }
 
+  /** Every container, network and volume labelled with the run's id. */
+  private static List<String> everythingOf(String runId) {
+    List<String> found = new ArrayList<>(resourcesOf(runId));
+    String label = Labels.RUN_ID + "=" + runId;
+    docker
+        .listNetworksCmd()
+        .withFilter("label", List.of(label))
+        .exec()
+        .forEach(n -> found.add("network " + n.getName()));
+    List<com.github.dockerjava.api.command.InspectVolumeResponse> volumes =
+        docker.listVolumesCmd().withFilter("label", List.of(label)).exec().getVolumes();
+    if (volumes != null) {
+      volumes.forEach(v -> found.add("volume " + v.getName()));
+    }
+    return found;
+  }
+
   private static List<String> resourcesOf(String runId) {
     List<String> found = new ArrayList<>();
     docker
@@ -413,6 +477,17 @@ class RunApiIT {
         .exec()
         .forEach(c -> found.add("container " + String.join(",", c.getNames())));
     return found;
+  }
+
+  /**
+   * The run's audit row types once its teardown row is there (bounded): the sandbox is removed
+   * after the run's result is answered.
+   */
+  private static List<String> auditTypesOnceTornDown(String runId) {
+    return await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(250))
+        .until(() -> auditTypes(runId), types -> types.contains("agent_sandbox.teardown"));
   }
 
   private static List<String> auditTypes(String runId) throws Exception {

@@ -318,8 +318,19 @@ class RunContractIT {
           .contains("leaking on purpose")
           .contains("finished")
           .doesNotContain(credential);
+      // The sandbox is removed after the result is answered; its teardown row follows.
       JsonNode audit =
-          api.expect(200, "GET", "/api/admin/platform/audit?run=" + runId + "&limit=500", null);
+          await()
+              .atMost(Duration.ofSeconds(60))
+              .pollInterval(Duration.ofMillis(250))
+              .until(
+                  () ->
+                      api.expect(
+                          200,
+                          "GET",
+                          "/api/admin/platform/audit?run=" + runId + "&limit=500",
+                          null),
+                  rows -> rows.toString().contains("agent_sandbox.teardown"));
       List<String> types = new ArrayList<>();
       audit.get("rows").forEach(r -> types.add(r.get("type").asText()));
       assertThat(types)
