@@ -307,9 +307,16 @@ class LoadIT {
         .isGreaterThanOrEqualTo(Math.min(RUNS, 2));
 
     awaitNothingLabelled();
-    assertThat(hostLinks())
-        .as("host links (veths, bridges) after the runs")
-        .isLessThanOrEqualTo(linksBefore);
+    // Bridges and veths go with their networks and containers, which are removed after each run
+    // is answered; allow the host the same bounded moment to let go of them.
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(500))
+        .untilAsserted(
+            () ->
+                assertThat(hostLinks())
+                    .as("host links (veths, bridges) after the runs")
+                    .isLessThanOrEqualTo(linksBefore));
     Usage after = Usage.settledWithin(before);
     System.out.printf("LoadIT runs: after %s%n", after);
     after.assertWithin(before);
@@ -623,7 +630,8 @@ class LoadIT {
   }
 
   private static void awaitNothingLabelled() {
-    // Teardown ends before a run's end is answered; allow the daemon a moment all the same.
+    // A run is answered before its sandbox is removed (docs/runs.md, "Teardown"): wait, bounded,
+    // for the removals still going.
     await()
         .atMost(Duration.ofSeconds(60))
         .pollInterval(Duration.ofMillis(500))
