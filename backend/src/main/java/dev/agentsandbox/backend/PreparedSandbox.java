@@ -29,6 +29,18 @@ public interface PreparedSandbox {
    */
   Sandbox handOver(RunSpec run, SandboxListener listener);
 
+  /**
+   * Hands the sandbox to a session: delivers the run's credentials and environment and, instead of
+   * starting a command, answers as a {@link dev.agentsandbox.backend.session.SessionSandbox} whose
+   * steps run with them. The same rules as {@link #handOver} apply (once, same prepared spec).
+   *
+   * @throws UnsupportedOperationException when this backend's sandboxes do not take steps
+   */
+  default dev.agentsandbox.backend.session.SessionSandbox handOverSession(
+      RunSpec run, SandboxListener listener) {
+    throw new UnsupportedOperationException("this prepared sandbox does not take steps");
+  }
+
   /** Removes everything prepared; idempotent, and a no-op after a hand-over. */
   void discard();
 }

@@ -51,6 +51,25 @@ public interface SandboxBackend {
    */
   Sandbox launch(RunSpec spec, SandboxListener listener);
 
+  /** Whether {@link #openSession} is implemented: this backend's sandboxes take steps. */
+  default boolean opensSessions() {
+    return false;
+  }
+
+  /**
+   * Creates a session's sandbox exactly as {@link #launch} creates a run's (the same fence, proxy,
+   * policy, limits, labels and credentials), but with its workload idle, waiting for steps and
+   * files ({@link dev.agentsandbox.backend.session.SessionSandbox}); {@code spec}'s command is not
+   * run. On failure it removes whatever it created before throwing.
+   *
+   * @throws UnableToLaunchSandboxException when the sandbox could not be created
+   * @throws UnsupportedOperationException when {@link #opensSessions()} is false
+   */
+  default dev.agentsandbox.backend.session.SessionSandbox openSession(
+      RunSpec spec, SandboxListener listener) {
+    throw new UnsupportedOperationException("the " + name() + " backend does not open sessions");
+  }
+
   /** Whether {@link #prepare} is implemented: this backend keeps warm sandboxes. */
   default boolean prepares() {
     return false;
