@@ -22,7 +22,8 @@ public final class RunRepository {
   private static final int MAX_RECENT = 1000;
   private static final String COLUMNS =
       "run_id, agent, backend, runtime, status, command, created_at_ms, started_at_ms,"
-          + " ended_at_ms, exit_status, end_reason, output_tail, expires_at_ms, owner";
+          + " ended_at_ms, exit_status, end_reason, output_tail, expires_at_ms, owner, kind,"
+          + " idle_seconds";
 
   private final Database database;
 
@@ -59,7 +60,7 @@ public final class RunRepository {
               c.prepareStatement(
                   "INSERT INTO run ("
                       + COLUMNS
-                      + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                      + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
             bind(statement, run);
             statement.executeUpdate();
           }
@@ -113,9 +114,9 @@ public final class RunRepository {
                   "UPDATE run SET run_id = ?, agent = ?, backend = ?, runtime = ?, status = ?,"
                       + " command = ?, created_at_ms = ?, started_at_ms = ?, ended_at_ms = ?,"
                       + " exit_status = ?, end_reason = ?, output_tail = ?, expires_at_ms = ?,"
-                      + " owner = ? WHERE run_id = ?")) {
+                      + " owner = ?, kind = ?, idle_seconds = ? WHERE run_id = ?")) {
             bind(statement, run);
-            statement.setString(15, run.runId());
+            statement.setString(17, run.runId());
             if (statement.executeUpdate() != 1) {
               throw new SQLException("no run with id " + run.runId() + " is stored");
             }
@@ -157,6 +158,21 @@ public final class RunRepository {
    */
   public List<RunRecord> recent(
       String agent, RunStatus status, Instant since, Map<String, String> labels, int limit) {
+    return recent(agent, status, null, since, labels, limit);
+  }
+
+  /**
+   * The newest {@code limit} (at most 1000) runs that match every given filter, newest first.
+   *
+   * @param kind only runs of this kind (one-shot runs or sessions), or null for both
+   */
+  public List<RunRecord> recent(
+      String agent,
+      RunStatus status,
+      RunKind kind,
+      Instant since,
+      Map<String, String> labels,
+      int limit) {
     Objects.requireNonNull(labels, "labels");
     if (limit < 1) {
       throw new IllegalArgumentException("recent runs limit must be at least 1, got " + limit);
@@ -170,6 +186,10 @@ public final class RunRepository {
     if (status != null) {
       where.add("status = ?");
       parameters.add(status.wireName());
+    }
+    if (kind != null) {
+      where.add("kind = ?");
+      parameters.add(kind.wireName());
     }
     if (since != null) {
       where.add("created_at_ms >= ?");
@@ -205,6 +225,8 @@ public final class RunRepository {
     statement.setString(12, run.outputTail());
     Columns.setMillis(statement, 13, run.expiresAt());
     statement.setString(14, run.owner());
+    statement.setString(15, run.kind().wireName());
+    Columns.setNullableInt(statement, 16, run.idleSeconds());
   }
 
   private static List<RunRecord> select(Connection connection, String sql, Object... parameters)
@@ -235,7 +257,9 @@ public final class RunRepository {
                   rows.getString("end_reason"),
                   rows.getString("output_tail"),
                   Columns.instant(rows, "expires_at_ms"),
-                  rows.getString("owner")));
+                  rows.getString("owner"),
+                  RunKind.fromWireName(rows.getString("kind")),
+                  Columns.nullableInt(rows, "idle_seconds")));
         }
       }
     }

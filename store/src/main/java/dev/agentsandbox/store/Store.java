@@ -20,9 +20,9 @@ import org.flywaydb.core.api.pattern.ValidatePattern;
 import org.sqlite.SQLiteDataSource;
 
 /**
- * The control plane's database: configuration versions, the audit log, API tokens and runs, on an
- * embedded SQLite file or a PostgreSQL server. Opening runs the schema migrations. Thread-safe; one
- * instance per process, closed at shutdown.
+ * The control plane's database: configuration versions, the audit log, API tokens, runs and the
+ * steps of sessions, on an embedded SQLite file or a PostgreSQL server. Opening runs the schema
+ * migrations. Thread-safe; one instance per process, closed at shutdown.
  */
 public final class Store implements AutoCloseable {
 
@@ -34,6 +34,7 @@ public final class Store implements AutoCloseable {
   private final AuditLog audit;
   private final TokenStore tokens;
   private final RunRepository runs;
+  private final StepRepository steps;
 
   private Store(Database database, Clock clock) {
     this.database = database;
@@ -41,6 +42,7 @@ public final class Store implements AutoCloseable {
     this.configs = new ConfigRepository(database, audit, clock);
     this.tokens = new TokenStore(database, clock, new SecureRandom());
     this.runs = new RunRepository(database);
+    this.steps = new StepRepository(database);
   }
 
   /**
@@ -189,6 +191,11 @@ public final class Store implements AutoCloseable {
 
   public RunRepository runs() {
     return runs;
+  }
+
+  /** The steps of sessions. */
+  public StepRepository steps() {
+    return steps;
   }
 
   /**
