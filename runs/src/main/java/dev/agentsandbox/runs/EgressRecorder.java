@@ -51,6 +51,15 @@ final class EgressRecorder {
   }
 
   synchronized void accept(String line) {
+    accept(line, decision -> List.of());
+  }
+
+  /**
+   * Records one decision line; {@code steps} names the session's steps it is attributed to (asked
+   * once the line parsed), which its audit row carries as {@code steps} when there are any.
+   */
+  synchronized void accept(
+      String line, java.util.function.Function<JsonNode, List<Integer>> steps) {
     JsonNode node;
     try {
       node = json.readTree(line);
@@ -67,22 +76,27 @@ final class EgressRecorder {
     } else {
       dropped++;
     }
+    List<Integer> attributed = steps.apply(node);
     String decision = node.path("decision").asText();
     String host = node.path("host").asText("");
     if (decision.equals("deny")) {
-      audit.append(new AuditEvent(DENY, actor, agent, runId, auditData(node)));
+      audit.append(new AuditEvent(DENY, actor, agent, runId, auditData(node, attributed)));
     } else if (decision.equals("allow") && allowedHosts.add(host)) {
-      audit.append(new AuditEvent(ALLOW, actor, agent, runId, auditData(node)));
+      audit.append(new AuditEvent(ALLOW, actor, agent, runId, auditData(node, attributed)));
     }
   }
 
-  private JsonNode auditData(JsonNode decision) {
+  private JsonNode auditData(JsonNode decision, List<Integer> steps) {
     ObjectNode data = json.createObjectNode();
     for (String field :
         List.of("time", "client", "method", "host", "port", "reason", "address", "first")) {
       if (decision.has(field)) {
         data.set(field, decision.get(field));
       }
+    }
+    if (!steps.isEmpty()) {
+      com.fasterxml.jackson.databind.node.ArrayNode numbers = data.putArray("steps");
+      steps.forEach(numbers::add);
     }
     return data;
   }

@@ -12,6 +12,7 @@ import dev.agentsandbox.credentials.UnableToIssueCredentialException;
 import dev.agentsandbox.policy.config.CredentialSpec;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.store.AuditEvent;
+import dev.agentsandbox.store.RunKind;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
@@ -21,6 +22,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 
 /**
@@ -95,7 +97,9 @@ final class RunLauncher {
               admitted.selection().backend().name(),
               admitted.selection().probe().runtime(),
               RunStatus.PENDING,
-              command(redactor, spec.command()),
+              admitted.session()
+                  ? com.fasterxml.jackson.databind.node.NullNode.getInstance()
+                  : command(redactor, spec.command()),
               clock.instant(),
               null,
               null,
@@ -103,7 +107,9 @@ final class RunLauncher {
               null,
               null,
               spec.expiresAt(),
-              settings.instanceId());
+              settings.instanceId(),
+              admitted.session() ? RunKind.SESSION : RunKind.RUN,
+              admitted.session() ? admitted.idleSeconds().getAsInt() : null);
       // The launch row is committed before anything is created (docs/architecture.md invariant
       // 10): a run the audit log does not know about never starts.
       store.runs().insert(record, spec.runLabels());
@@ -111,11 +117,7 @@ final class RunLauncher {
           .audit()
           .append(
               new AuditEvent(
-                  LAUNCH,
-                  actor,
-                  spec.agent(),
-                  spec.runId(),
-                  launchData(spec, admitted, record, redactor)));
+                  LAUNCH, actor, spec.agent(), spec.runId(), launchData(spec, admitted, record)));
       if (!minted.isEmpty()) {
         store
             .audit()
@@ -139,7 +141,16 @@ final class RunLauncher {
               record,
               admitted.slot(),
               admitted.agent().outputs(),
-              admitted.warm().map(WarmPool.Warm::sandbox));
+              admitted.warm().map(WarmPool.Warm::sandbox),
+              admitted.session()
+                  ? Optional.of(
+                      new LiveSession(
+                          admitted.idleSeconds().getAsInt(),
+                          admitted.agent().sessions(),
+                          deadline,
+                          secrets,
+                          clock))
+                  : Optional.empty());
       live.add(run);
       try {
         executor.execute(() -> lifecycle.execute(run, deadline));
@@ -205,14 +216,25 @@ final class RunLauncher {
 
   /** Audits the refusal and returns it, for the caller to throw. */
   RunRefusedException refuse(String actor, RunRequest request, RunRefusedException e) {
+    return refuse(actor, request, e, false);
+  }
+
+  /** Audits the refusal of a run or a session and returns it, for the caller to throw. */
+  RunRefusedException refuse(
+      String actor, RunRequest request, RunRefusedException e, boolean session) {
     ObjectNode data = json.createObjectNode();
+    data.put("kind", session ? RunKind.SESSION.wireName() : RunKind.RUN.wireName());
     data.put("reason", e.refusal().code());
     data.put("message", e.getMessage());
     ArrayNode problems = data.putArray("problems");
     e.problems().forEach(problems::add);
     ArrayNode keys = data.putArray("env_keys");
     request.env().keySet().stream().sorted().forEach(keys::add);
-    data.set("command", command(new Redactor(request.env().values()), request.command()));
+    if (session) {
+      data.putNull("command");
+    } else {
+      data.set("command", command(new Redactor(request.env().values()), request.command()));
+    }
     store.audit().append(new AuditEvent(REFUSED, actor, request.agent(), null, data));
     return e;
   }
@@ -220,15 +242,18 @@ final class RunLauncher {
   /**
    * The {@code agent_sandbox.launch} row's data: what was launched, where, and under which caps.
    */
-  private ObjectNode launchData(
-      RunSpec spec, Admission.Admitted admitted, RunRecord record, Redactor redactor) {
+  private ObjectNode launchData(RunSpec spec, Admission.Admitted admitted, RunRecord record) {
     Probe probe = admitted.selection().probe();
     ObjectNode data = json.createObjectNode();
+    data.put("kind", record.kind().wireName());
+    if (record.isSession()) {
+      data.put("idle_seconds", record.idleSeconds());
+    }
     data.put("backend", record.backend());
     data.put("runtime", probe.runtime());
     data.put("isolation", probe.isolation().name().toLowerCase(Locale.ROOT));
     data.put("image", spec.image());
-    data.set("command", command(redactor, spec.command()));
+    data.set("command", record.command());
     ArrayNode envKeys = data.putArray("env_keys");
     spec.env().keySet().stream().sorted().forEach(envKeys::add);
     ArrayNode allow = data.putArray("effective_allow");

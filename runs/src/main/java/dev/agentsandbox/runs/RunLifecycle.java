@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.session.SessionSandbox;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
@@ -36,18 +37,21 @@ final class RunLifecycle {
   private final ObjectMapper json;
   private final Consumer<LiveRun> retire;
   private final RunContractServices contract;
+  private final SessionLifecycle sessions;
 
   RunLifecycle(
       Store store,
       Clock clock,
       ObjectMapper json,
       Consumer<LiveRun> retire,
-      RunContractServices contract) {
+      RunContractServices contract,
+      SessionLifecycle sessions) {
     this.store = store;
     this.clock = clock;
     this.json = json;
     this.retire = retire;
     this.contract = contract;
+    this.sessions = sessions;
   }
 
   void execute(LiveRun run, Instant deadline) {
@@ -55,10 +59,14 @@ final class RunLifecycle {
     Sandbox sandbox = null;
     String stage = "launch";
     try {
-      sandbox =
-          run.prepared.isPresent()
-              ? run.prepared.get().handOver(run.spec, run.listener())
-              : run.backend.launch(run.spec, run.listener());
+      if (run.session.isPresent()) {
+        sandbox = sessions.open(run);
+      } else {
+        sandbox =
+            run.prepared.isPresent()
+                ? run.prepared.get().handOver(run.spec, run.listener())
+                : run.backend.launch(run.spec, run.listener());
+      }
       run.attach(sandbox);
       String runtime = sandbox.runtime();
       Instant started = clock.instant();
@@ -73,7 +81,14 @@ final class RunLifecycle {
       sandbox.pooledProxy().ifPresent(id -> data.put("proxy_pool", id));
       store.audit().append(new AuditEvent(STARTED, run.actor, run.spec.agent(), run.runId(), data));
       stage = "await";
-      completion = sandbox.await(deadline);
+      if (run.session.isPresent()) {
+        // Ready for steps only once its rows say it started.
+        SessionSandbox session = (SessionSandbox) sandbox;
+        run.session.get().opened(session);
+        completion = sessions.await(run, session, deadline);
+      } else {
+        completion = sandbox.await(deadline);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       completion =
@@ -87,6 +102,8 @@ final class RunLifecycle {
           new Completion(
               Completion.End.ERROR, OptionalInt.empty(), stage + ": " + bounded(e.getMessage()));
     }
+    // A session's steps end before anything else: each is recorded session_ended.
+    run.session.ifPresent(s -> sessions.endSteps(run));
     // The workload has stopped (or never started): its credentials die now, before anything else.
     revokeCredentials(run);
     // Outputs live on the sandbox's volumes (Docker), disk image (microVM) or pod (k8s): they are
@@ -146,6 +163,17 @@ final class RunLifecycle {
         run.killRequested() && completion.end() != Completion.End.DEADLINE
             ? Completion.End.KILLED
             : completion.end();
+    java.util.Optional<String> normal =
+        run.session.isPresent() ? SessionLifecycle.normalEnd(run, end) : java.util.Optional.empty();
+    if (run.session.isPresent() && normal.isEmpty() && end == Completion.End.EXIT) {
+      // A session's workload only waits for steps: stopping by itself is the backend losing it.
+      end = Completion.End.ERROR;
+      completion =
+          new Completion(
+              end,
+              completion.exitStatus(),
+              "the session's workload stopped by itself: " + completion.detail());
+    }
     RunStatus status =
         switch (end) {
           case EXIT -> RunStatus.EXITED;
@@ -154,11 +182,21 @@ final class RunLifecycle {
           case ERROR, RUNTIME_MISMATCH, PROXY_DIED -> RunStatus.FAILED;
         };
     String endReason = end.name().toLowerCase(java.util.Locale.ROOT);
+    if (normal.isPresent()) {
+      status = RunStatus.CLOSED;
+      endReason = normal.get();
+    }
     Instant ended = clock.instant();
-    Integer exit = completion.exitStatus().isPresent() ? completion.exitStatus().getAsInt() : null;
+    // A session has no exit status of its own: each step has one.
+    Integer exit =
+        completion.exitStatus().isPresent() && run.session.isEmpty()
+            ? completion.exitStatus().getAsInt()
+            : null;
     String tail = run.output.tail();
     run.detail(completion.detail());
-    RunRecord record = run.update(r -> r.ended(status, ended, exit, endReason, tail));
+    RunStatus outcome = status;
+    String reason = endReason;
+    RunRecord record = run.update(r -> r.ended(outcome, ended, exit, reason, tail));
     if (end == Completion.End.DEADLINE) {
       ObjectNode data = json.createObjectNode();
       data.put("ttl_seconds", run.spec.ttl().toSeconds());
@@ -304,6 +342,9 @@ final class RunLifecycle {
       data.put("stage", "recovery");
       data.put("message", why);
       store.audit().append(new AuditEvent(FAILURE, "control-plane", r.agent(), r.runId(), data));
+      if (r.isSession()) {
+        sessions.recoverSteps(r, now, why);
+      }
       store.runs().update(r.ended(RunStatus.FAILED, now, r.exitStatus(), "error", null));
       recovered++;
     }

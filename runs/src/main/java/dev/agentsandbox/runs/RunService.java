@@ -41,6 +41,7 @@ public final class RunService {
   private final LiveRuns live;
   private final WarmPool pool;
   private final ExecutorService executor;
+  private final Sessions sessions;
 
   /** A run service whose runs get credentials and keep outputs as {@code contract} says. */
   public RunService(
@@ -64,9 +65,35 @@ public final class RunService {
     this.pool =
         new WarmPool(
             configs, selector, slots, admission::template, executor, clock, settings.warmMaxIdle());
-    this.lifecycle = new RunLifecycle(store, clock, json, live::retire, contract);
+    SessionAudit sessionAudit = new SessionAudit(store.audit(), json);
+    this.lifecycle =
+        new RunLifecycle(
+            store,
+            clock,
+            json,
+            live::retire,
+            contract,
+            new SessionLifecycle(store, sessionAudit, clock, executor));
     this.launcher =
         new RunLauncher(store, settings, clock, executor, json, lifecycle, contract.credentials());
+    this.sessions =
+        new Sessions(
+            store,
+            json,
+            admission,
+            slots,
+            pool,
+            launcher,
+            live,
+            executor,
+            sessionAudit,
+            new SessionSteps(store, sessionAudit, clock, executor, json, settings.tailBytes()),
+            new SessionFiles(sessionAudit, settings.spool()));
+  }
+
+  /** The sessions of this control plane: runs whose steps and files come one at a time. */
+  public Sessions sessions() {
+    return sessions;
   }
 
   /** What a run of this request would create, creating nothing; see {@link RunAdmission#plan}. */
@@ -142,7 +169,9 @@ public final class RunService {
     if (known.isPresent()) {
       return RunViews.run(known.get());
     }
-    return RunViews.stored(json, stored(runId), store.audit());
+    RunRecord record = stored(runId);
+    return RunViews.stored(
+        json, record, store.audit(), record.isSession() ? store.steps().count(runId) : 0);
   }
 
   /**
@@ -195,7 +224,18 @@ public final class RunService {
    */
   public List<RunRecord> recent(
       String agent, RunStatus status, Instant since, Map<String, String> labels, int limit) {
-    return store.runs().recent(agent, status, since, labels, limit);
+    return recent(agent, status, null, since, labels, limit);
+  }
+
+  /** The newest runs of {@code kind} (null: both kinds) matching every other filter too. */
+  public List<RunRecord> recent(
+      String agent,
+      RunStatus status,
+      dev.agentsandbox.store.RunKind kind,
+      Instant since,
+      Map<String, String> labels,
+      int limit) {
+    return store.runs().recent(agent, status, kind, since, labels, limit);
   }
 
   /**

@@ -39,20 +39,29 @@ final class RunViews {
 
   static RunView run(LiveRun run) {
     RunRecord record = run.record();
+    Optional<RunView.Session> session =
+        run.session.map(
+            s ->
+                new RunView.Session(
+                    s.idleSeconds,
+                    record.status().active() ? s.idleExpiresAt() : null,
+                    s.stepsStarted(),
+                    Optional.of(run.prepared.isPresent())));
     return new RunView(
         record,
         Optional.of(new RunView.Live(run.probe.isolation(), run.detail(), run.output.totalBytes())),
         record.outputTail() != null ? record.outputTail() : run.output.tail(),
         run.egress.decisions(),
         run.egress.dropped() == 0,
-        run.egress.dropped());
+        run.egress.dropped(),
+        session);
   }
 
   /**
    * A run this control plane no longer holds in memory: what the store kept, with the egress
    * decisions the audit log holds (every refusal and the first allow per host, not every allow).
    */
-  static RunView stored(ObjectMapper json, RunRecord record, AuditLog audit) {
+  static RunView stored(ObjectMapper json, RunRecord record, AuditLog audit, int steps) {
     List<AuditRow> rows =
         audit.query(new AuditQuery(EgressRecorder.EGRESS, null, record.runId(), null, null, 1000));
     List<JsonNode> egress =
@@ -68,12 +77,17 @@ final class RunViews {
                   return (JsonNode) decision;
                 })
             .toList();
+    Optional<RunView.Session> session =
+        record.isSession()
+            ? Optional.of(new RunView.Session(record.idleSeconds(), null, steps, Optional.empty()))
+            : Optional.empty();
     return new RunView(
         record,
         Optional.empty(),
         record.outputTail() == null ? "" : record.outputTail(),
         egress,
         false,
-        0);
+        0,
+        session);
   }
 }
