@@ -153,8 +153,8 @@ final class LiveStep {
 
   /**
    * Why the step ended, from what the backend saw and what was asked of it: an exit is an exit; a
-   * kill is the time-out's, the kill request's or the session's, in that order; a lost step is the
-   * session's when the session was ending, else an error.
+   * kill is the time-out's, the kill request's, else the session's; a lost step is the session's
+   * when the session was ending, else an error.
    */
   synchronized StepEndReason reason(dev.agentsandbox.backend.session.StepEnd.End seen) {
     return switch (seen) {
@@ -166,7 +166,9 @@ final class LiveStep {
         if (killRequested) {
           yield StepEndReason.KILLED;
         }
-        yield sessionEnding ? StepEndReason.SESSION_ENDED : StepEndReason.KILLED;
+        // Nobody here asked: the backend stopped it because its sandbox is going (the SPI's kill
+        // is only ever the time-out's, a kill request's or the session's).
+        yield StepEndReason.SESSION_ENDED;
       }
       case ERROR -> sessionEnding ? StepEndReason.SESSION_ENDED : StepEndReason.ERROR;
     };
