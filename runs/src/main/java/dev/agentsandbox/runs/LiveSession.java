@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.backend.session.SessionSandbox;
 import dev.agentsandbox.policy.config.SessionLimits;
 import dev.agentsandbox.policy.run.Redactor;
+import dev.agentsandbox.runs.session.SessionEnding;
 import dev.agentsandbox.runs.session.SessionError;
 import dev.agentsandbox.runs.session.SessionRefusedException;
 import java.time.Clock;
@@ -37,18 +38,6 @@ final class LiveSession {
    */
   static final int ENDED_STEPS_HELD = 16;
 
-  /** How a session was asked to end normally. */
-  enum Ending {
-    CLOSED("closed"),
-    IDLE("idle");
-
-    final String wireName;
-
-    Ending(String wireName) {
-      this.wireName = wireName;
-    }
-  }
-
   final int idleSeconds;
   final SessionLimits limits;
 
@@ -66,7 +55,7 @@ final class LiveSession {
   private int busy;
   private int running;
   private int started;
-  private Ending requested;
+  private SessionEnding requested;
   private boolean ending;
 
   LiveSession(
@@ -218,7 +207,7 @@ final class LiveSession {
   }
 
   /** Asks for a normal end; false when the session was already ending. */
-  boolean requestEnd(Ending ending) {
+  boolean requestEnd(SessionEnding ending) {
     lock.lock();
     try {
       if (this.ending) {
@@ -254,7 +243,7 @@ final class LiveSession {
   }
 
   /** How the session was asked to end normally, if it was. */
-  Optional<Ending> requested() {
+  Optional<SessionEnding> requested() {
     lock.lock();
     try {
       return Optional.ofNullable(requested);
@@ -265,7 +254,8 @@ final class LiveSession {
 
   /**
    * Waits until the idle clock runs out, or the session ends otherwise. When it runs out the
-   * session is marked ending {@link Ending#IDLE} under the lock, so no step can slip in between.
+   * session is marked ending {@link SessionEnding#IDLE} under the lock, so no step can slip in
+   * between.
    *
    * @return the last activity, when the session went idle; empty when it ended otherwise
    */
@@ -280,7 +270,7 @@ final class LiveSession {
         Instant idleAt = lastActivity.plusSeconds(idleSeconds);
         long left = Duration.between(clock.instant(), idleAt).toNanos();
         if (left <= 0) {
-          requested = Ending.IDLE;
+          requested = SessionEnding.IDLE;
           ending = true;
           changed.signalAll();
           return Optional.of(lastActivity);

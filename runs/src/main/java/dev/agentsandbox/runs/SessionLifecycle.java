@@ -119,9 +119,10 @@ final class SessionLifecycle {
    * rest as for any run.
    */
   static Optional<String> normalEnd(LiveRun run, Completion.End end) {
-    Optional<LiveSession.Ending> asked = run.session.orElseThrow().requested();
+    Optional<dev.agentsandbox.runs.session.SessionEnding> asked =
+        run.session.orElseThrow().requested();
     if (asked.isPresent() && (end == Completion.End.KILLED || end == Completion.End.EXIT)) {
-      return Optional.of(asked.get().wireName);
+      return Optional.of(asked.get().wireName());
     }
     return Optional.empty();
   }

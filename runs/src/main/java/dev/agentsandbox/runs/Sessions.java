@@ -255,7 +255,7 @@ public final class Sessions {
     if (run.ended.isDone()) {
       throw LiveSession.ended(runId);
     }
-    if (session.requestEnd(LiveSession.Ending.CLOSED)) {
+    if (session.requestEnd(dev.agentsandbox.runs.session.SessionEnding.CLOSED)) {
       List<LiveStep> running = session.runningSteps();
       audit.close(actor, run.spec.agent(), runId, running.size());
       running.forEach(LiveStep::endWithSession);

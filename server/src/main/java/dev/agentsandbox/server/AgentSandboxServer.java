@@ -135,7 +135,8 @@ public final class AgentSandboxServer implements AutoCloseable {
                 new dev.agentsandbox.server.run.ArtifactEndpoints(
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
                 new dev.agentsandbox.server.run.TimelineEndpoints(store, mapper),
-                new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper)));
+                new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper),
+                new dev.agentsandbox.server.run.SessionEndpoints(runs, mapper)));
     ApiHandler handler =
         new ApiHandler(
             router,

@@ -23,7 +23,8 @@ import java.util.Set;
  * {@code GET .../runs/{id}/timeline}: one run's audit trail answering the playbook's four questions
  * in one view — who launched it, what ran, what was allowed and denied, and when and how it died —
  * with every row of the run in order, each with its audit id, and the chain verified up to the
- * newest of them.
+ * newest of them. A session's timeline has its steps in order, each with the decisions made while
+ * it ran, and its file operations ({@link SessionTimeline}).
  */
 public final class TimelineEndpoints {
   /** Most audit rows of one run the timeline reads. */
@@ -58,6 +59,7 @@ public final class TimelineEndpoints {
     List<AuditRow> rows = rows(run.runId());
     ObjectNode body = mapper.createObjectNode();
     body.put("run_id", run.runId());
+    body.put("kind", run.kind().wireName());
     body.put("agent", run.agent());
     body.put("status", run.status().wireName());
     ObjectNode labels = body.putObject("labels");
@@ -112,6 +114,8 @@ public final class TimelineEndpoints {
         case "agent_sandbox.egress.allow" -> allowed.add(decision(row));
         case "agent_sandbox.egress.deny" -> denied.add(decision(row));
         case "agent_sandbox.kill" -> end.set("killed_by", stamp(row, "token", row.actor()));
+        case "agent_sandbox.close" -> end.set("closed_by", stamp(row, "token", row.actor()));
+        case "agent_sandbox.idle" -> end.set("idle", stamp(row, "detail", data));
         case "agent_sandbox.timeout" -> end.set("timeout", stamp(row, "detail", data));
         case "agent_sandbox.failure" -> end.set("failure", stamp(row, "detail", data));
         case "agent_sandbox.artifacts" -> end.set("artifacts", stamp(row, "detail", data));
@@ -124,6 +128,9 @@ public final class TimelineEndpoints {
       event.put("type", row.type());
       event.put("actor", row.actor());
       event.set("data", data);
+    }
+    if (run.isSession()) {
+      new SessionTimeline(mapper).add(body, rows);
     }
     if (!what.has("credentials")) {
       what.putArray("credentials");

@@ -39,7 +39,7 @@ class RunJsonTest {
 
     assertThat(MAPPER.writeValueAsString(render.run(view)))
         .isEqualTo(
-            "{\"run_id\":\"r1\",\"agent\":\"helper\",\"status\":\"pending\",\"end\":null,"
+            "{\"run_id\":\"r1\",\"kind\":\"run\",\"agent\":\"helper\",\"status\":\"pending\",\"end\":null,"
                 + "\"exit_status\":null,\"backend\":\"docker\",\"runtime\":\"runsc\","
                 + "\"command\":[\"sh\",\"-c\",\"echo hi\"],\"created_at\":\"2026-01-01T00:00:00Z\","
                 + "\"started_at\":null,\"ended_at\":null,\"expires_at\":\"2026-01-01T01:00:00Z\","
@@ -62,7 +62,7 @@ class RunJsonTest {
 
     assertThat(MAPPER.writeValueAsString(render.run(view)))
         .isEqualTo(
-            "{\"run_id\":\"r1\",\"agent\":\"helper\",\"status\":\"exited\",\"end\":\"exit\","
+            "{\"run_id\":\"r1\",\"kind\":\"run\",\"agent\":\"helper\",\"status\":\"exited\",\"end\":\"exit\","
                 + "\"exit_status\":0,\"backend\":\"docker\",\"runtime\":\"runsc\","
                 + "\"command\":[\"sh\",\"-c\",\"echo hi\"],\"created_at\":\"2026-01-01T00:00:00Z\","
                 + "\"started_at\":\"2026-01-01T00:00:05Z\",\"ended_at\":\"2026-01-01T00:00:05Z\","
@@ -95,7 +95,7 @@ class RunJsonTest {
             MAPPER.writeValueAsString(
                 render.list(List.of(record(RunStatus.PENDING, null, null, null)))))
         .isEqualTo(
-            "{\"runs\":[{\"run_id\":\"r1\",\"agent\":\"helper\",\"status\":\"pending\","
+            "{\"runs\":[{\"run_id\":\"r1\",\"kind\":\"run\",\"agent\":\"helper\",\"status\":\"pending\","
                 + "\"exit_status\":null,\"backend\":\"docker\","
                 + "\"created_at\":\"2026-01-01T00:00:00Z\",\"started_at\":null,"
                 + "\"ended_at\":null}]}");
