@@ -90,11 +90,17 @@ public final class SessionEndpoints {
     }
   }
 
-  /** A step streamed as it runs: its lines, its decisions as they come, then its result. */
+  /**
+   * A step streamed as it runs: its number, its lines and its decisions as they come, then its
+   * result.
+   */
   private void stream(RunningStep step, OutputStream out) throws IOException {
     long seq = 0;
     int decisions = 0;
     try {
+      // First its number, so that a client can kill it or read it later whatever happens.
+      out.write(follower.line("step", mapper.getNodeFactory().numberNode(step.number())));
+      out.flush();
       while (true) {
         RunOutput.Chunk chunk;
         try {
