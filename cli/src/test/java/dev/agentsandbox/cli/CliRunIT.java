@@ -174,6 +174,72 @@ class CliRunIT {
     }
   }
 
+  /**
+   * A workload that prints escape sequences at the operator following it: a clipboard write (OSC
+   * 52), a cleared screen, a window title, a C1 escape and a right-to-left override, on stdout and
+   * stderr. On a terminal (util-linux {@code script} gives the CLI a pseudo-terminal) each arrives
+   * named, none raw; through a pipe the bytes are exactly the workload's.
+   */
+  @Test
+  void escapeSequencesAWorkloadPrintsReachATerminalNamedAndAPipeRaw() throws Exception {
+    String workload =
+        "printf 'ok\\033]52;c;ZXZpbCB8IHNo\\007\\n\\033[2Jclear\\n\\302\\233"
+            + "31mc1\\n\\342\\200\\256desrever\\n'; printf '\\033]0;pwned\\007err\\n' >&2";
+    String raw = "ok\u001b]52;c;ZXZpbCB8IHNo\u0007\n\u001b[2Jclear\n\u009b31mc1\n\u202edesrever\n";
+
+    CliProcess piped =
+        CliProcess.run(env, "", RUN_LIMIT, "run", "--agent", "cli", "--", "sh", "-c", workload);
+    assertThat(piped.await(Duration.ofSeconds(1))).as(piped.toString()).isZero();
+    runIds.add(newestEndedRunId());
+    assertThat(piped.outText() + "\n").as("a pipe gets the workload's bytes").isEqualTo(raw);
+    assertThat(piped.errText()).contains("\u001b]0;pwned\u0007err");
+
+    // The same run on a terminal: script(1) runs the CLI on a pseudo-terminal and copies what the
+    // terminal was sent to its own stdout.
+    Path command = dir.resolve("on-a-terminal.sh");
+    Files.writeString(
+        command,
+        "#!/bin/sh\nexec "
+            + String.join(
+                " ",
+                ProcessHandle.current().info().command().orElse("java"),
+                "--enable-native-access=ALL-UNNAMED",
+                "-jar",
+                CliProcess.JAR.toAbsolutePath().toString(),
+                "run",
+                "--agent",
+                "cli",
+                "--",
+                "sh",
+                "-c",
+                "\"" + workload.replace("\\", "\\\\") + "\"")
+            + "\n");
+    Files.setPosixFilePermissions(
+        command, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    ProcessBuilder onTerminal =
+        new ProcessBuilder("script", "-q", "-e", "-c", command.toString(), "/dev/null")
+            .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+            .redirectErrorStream(true);
+    onTerminal.environment().remove("AGENT_SANDBOX_TOKEN");
+    onTerminal.environment().remove("AGENT_SANDBOX_URL");
+    onTerminal.environment().putAll(env);
+    Process terminal = onTerminal.start();
+    byte[] shown = terminal.getInputStream().readAllBytes();
+    assertThat(terminal.waitFor(RUN_LIMIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    runIds.add(newestEndedRunId());
+    String seen = new String(shown, StandardCharsets.UTF_8);
+    assertThat(terminal.exitValue()).as(seen).isZero();
+    assertThat(seen)
+        .as("what the terminal was sent")
+        .contains(
+            "ok<U+001B>]52;c;ZXZpbCB8IHNo<U+0007>",
+            "<U+001B>[2Jclear",
+            "<U+009B>31mc1",
+            "<U+202E>desrever",
+            "<U+001B>]0;pwned<U+0007>err")
+        .doesNotContain("\u001b", "\u009b", "\u202e", "\u0007");
+  }
+
   @Test
   void sigintKillsTheRunSaysSoAndTheAuditShowsTheKill() throws Exception {
     try (CliProcess cli =
@@ -673,6 +739,16 @@ class CliRunIT {
         }
       }
     }
+  }
+
+  /** The newest run not yet in {@link #runIds}, which has ended (the CLI that ran it returned). */
+  private static String newestEndedRunId() throws Exception {
+    for (JsonNode run : api("/api/admin/platform/agent-sandbox/runs?limit=5").path("runs")) {
+      if (!runIds.contains(run.path("run_id").asText())) {
+        return run.path("run_id").asText();
+      }
+    }
+    return fail("no new run");
   }
 
   private static String latestRunId() throws Exception {
