@@ -44,6 +44,10 @@ class CliRunIT {
 
   private static Process serve;
   private static Path dir;
+
+  /** The control plane's data directory, which serve creates (docs/store.md: 0700, files 0600). */
+  private static Path data;
+
   private static String base;
   private static String token;
   private static Map<String, String> env;
@@ -53,6 +57,7 @@ class CliRunIT {
   static void startServe() throws Exception {
     assertThat(CliProcess.JAR).as("the packaged CLI jar (failsafe runs after package)").exists();
     dir = Files.createTempDirectory("asb-cli-it");
+    data = dir.resolve("data");
     String java = ProcessHandle.current().info().command().orElse("java");
     serve =
         new ProcessBuilder(
@@ -64,15 +69,15 @@ class CliRunIT {
                 "--listen",
                 "127.0.0.1:0",
                 "--db",
-                "jdbc:sqlite:" + dir.resolve("store.db"),
+                "jdbc:sqlite:" + data.resolve("store.db"),
                 "--data-dir",
-                dir.toString(),
+                data.toString(),
                 "--instance-id",
                 "cli-it-" + ProcessHandle.current().pid())
             .redirectErrorStream(true)
             .start();
     base = CliProcess.awaitListening(serve);
-    token = Files.readString(dir.resolve("admin-token"), StandardCharsets.UTF_8).strip();
+    token = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
     env = Map.of("AGENT_SANDBOX_CONFIG", dir.resolve("cli.yaml").toString(), "NO_COLOR", "1");
     CliProcess login =
         CliProcess.run(
@@ -83,7 +88,7 @@ class CliRunIT {
             "--url",
             base,
             "--token-file",
-            dir.resolve("admin-token").toString(),
+            data.resolve("admin-token").toString(),
             "--name",
             "it");
     assertThat(login.await(Duration.ofSeconds(1))).as(login.toString()).isZero();
@@ -125,6 +130,23 @@ class CliRunIT {
         serve.destroyForcibly();
       }
     }
+    // After real use (runs, artifacts kept, tokens, the store's WAL): nothing serve wrote is
+    // readable by another local user.
+    List<String> readable = new ArrayList<>();
+    try (var all = Files.walk(data)) {
+      for (Path p : all.toList()) {
+        String mode =
+            java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(p, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+        if (!mode.equals(Files.isDirectory(p) ? "rwx------" : "rw-------")) {
+          readable.add(dir.relativize(p) + " " + mode);
+        }
+      }
+    }
+    assertThat(readable).as("what serve wrote, by mode").isEmpty();
+    assertThat(data.resolve("artifacts"))
+        .as("artifacts were kept, so they were checked")
+        .isDirectory();
     DockerClient docker = DockerClients.fromEnvironment();
     for (String runId : runIds) {
       assertThat(
@@ -523,9 +545,11 @@ class CliRunIT {
             + "' > '"
             + concurrent
             + ".sent'\n"
-            + "  curl -sS -o /dev/null -X PUT -H \"Authorization: Bearer $(cat '"
-            + dir.resolve("admin-token")
-            + "')\" -H 'Content-Type: application/json' --data @'"
+            // The header from standard input: a token on curl's command line shows in ps.
+            + "  printf 'Authorization: Bearer %s\\n' \"$(cat '"
+            + data.resolve("admin-token")
+            + "')\" | curl -sS -o /dev/null -X PUT -H @- -H 'Content-Type: application/json'"
+            + " --data @'"
             + concurrent
             + ".sent' '"
             + base

@@ -56,7 +56,9 @@ public final class FirstAdminToken {
   }
 
   private static void write(Path file, String secret) throws IOException {
-    Files.createDirectories(file.getParent());
+    Files.createDirectories(
+        file.getParent(),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     // Created 0600 from the start (never briefly readable), then moved over any old file.
     Path temp =
         Files.createTempFile(
