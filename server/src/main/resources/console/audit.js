@@ -15,6 +15,9 @@ const TYPES = [
   "agent_sandbox.artifacts",
   "agent_sandbox.kill",
   "agent_sandbox.teardown",
+  "agent_sandbox.token",
+  "agent_sandbox.token.create",
+  "agent_sandbox.token.revoke",
 ];
 
 export function auditPage(root, preset) {

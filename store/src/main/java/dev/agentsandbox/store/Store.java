@@ -56,7 +56,7 @@ public final class Store implements AutoCloseable {
     this.database = database;
     this.audit = new AuditLog(database, clock);
     this.configs = new ConfigRepository(database, audit, clock);
-    this.tokens = new TokenStore(database, clock, new SecureRandom());
+    this.tokens = new TokenStore(database, audit, clock, new SecureRandom());
     this.runs = new RunRepository(database);
   }
 
