@@ -97,7 +97,9 @@ final class LoginCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     String checked = check(server, token);
     if (tokenFile.equals("-")) {
-      Files.createDirectories(tokenPath.getParent());
+      Files.createDirectories(
+          tokenPath.getParent(),
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
       Files.deleteIfExists(tokenPath);
       Files.createFile(
           tokenPath,
