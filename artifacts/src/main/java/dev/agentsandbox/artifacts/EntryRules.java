@@ -1,6 +1,7 @@
 package dev.agentsandbox.artifacts;
 
 import dev.agentsandbox.artifacts.CollectedOutputs.Reason;
+import dev.agentsandbox.policy.text.ShownText;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 
@@ -45,9 +46,12 @@ final class EntryRules {
     return false;
   }
 
-  /** A name as it may be shown in a message or a row: bounded and without control characters. */
+  /**
+   * A name as it may be shown in a message or a row: bounded, and as a reviewer can read it (no
+   * character that would reorder or hide the list).
+   */
   static String shown(String path) {
     String shown = path.length() > 200 ? path.substring(0, 197) + "..." : path;
-    return shown.replaceAll("\\p{Cntrl}", "?");
+    return ShownText.visible(shown, ShownText.Rule.NAME);
   }
 }

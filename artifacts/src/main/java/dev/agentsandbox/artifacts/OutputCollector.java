@@ -2,6 +2,7 @@ package dev.agentsandbox.artifacts;
 
 import dev.agentsandbox.artifacts.CollectedOutputs.Dropped;
 import dev.agentsandbox.artifacts.CollectedOutputs.Reason;
+import dev.agentsandbox.policy.text.ShownText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -58,7 +59,11 @@ public final class OutputCollector {
   public CollectedOutputs collect(String runId, InputStream tar, String folder, OutputCaps caps)
       throws IOException {
     ArtifactStore.requireRunId(runId);
-    Files.createDirectories(spool);
+    // Owner only: what a run left is read here before it is checked and kept.
+    Files.createDirectories(
+        spool,
+        java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
     List<StoredArtifact> kept = new ArrayList<>();
     List<Dropped> dropped = new ArrayList<>();
     int[] droppedCount = {0};
