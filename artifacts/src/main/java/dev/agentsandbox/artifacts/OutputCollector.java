@@ -2,7 +2,6 @@ package dev.agentsandbox.artifacts;
 
 import dev.agentsandbox.artifacts.CollectedOutputs.Dropped;
 import dev.agentsandbox.artifacts.CollectedOutputs.Reason;
-import dev.agentsandbox.policy.text.ShownText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

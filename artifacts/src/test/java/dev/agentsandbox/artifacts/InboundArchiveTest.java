@@ -85,7 +85,7 @@ class InboundArchiveTest {
         Arguments.of(
             "a name with a control character",
             (TarBuilder) t -> t.file("app/a\nb", "x"),
-            "app/a?b",
+            "app/a<U+000A>b",
             Reason.INVALID_PATH),
         Arguments.of(
             "a segment over 255 bytes",
