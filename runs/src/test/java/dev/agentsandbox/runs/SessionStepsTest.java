@@ -392,6 +392,48 @@ class SessionStepsTest {
   }
 
   @Test
+  void aStepAndAFileTouchOnlyTheirOwnSession() throws Exception {
+    start();
+    String other = service.sessions().open(ACTOR, open()).record().runId();
+    try {
+      run(service, id, sh("echo mine > only-here.txt"));
+      service
+          .sessions()
+          .put(
+              ACTOR,
+              id,
+              "put-here.txt",
+              false,
+              new java.io.ByteArrayInputStream(new byte[] {1}),
+              1);
+
+      StepView there = run(service, other, sh("cat only-here.txt put-here.txt"));
+
+      assertThat(there.exitStatus()).isNotZero();
+      assertThat(there.output().orElseThrow().stdout())
+          .doesNotContain("mine")
+          .doesNotContain("only-here");
+      assertThatThrownBy(
+              () ->
+                  service
+                      .sessions()
+                      .get(
+                          ACTOR,
+                          other,
+                          "only-here.txt",
+                          dev.agentsandbox.runs.session.FileForm.FILE))
+          .isInstanceOfSatisfying(
+              SessionRefusedException.class,
+              e -> assertThat(e.error()).isEqualTo(SessionError.FILE_NOT_FOUND));
+      assertThat(f.backend.session(id).folder()).isNotEqualTo(f.backend.session(other).folder());
+      assertThat(f.audit(SessionAudit.EXEC, other)).hasSize(1);
+      assertThat(f.audit(SessionAudit.EXEC, id)).hasSize(1);
+    } finally {
+      service.sessions().close(ACTOR, other);
+    }
+  }
+
+  @Test
   void aStepThatCannotStartInItsFolderIsRecordedAndRefused() throws Exception {
     start();
     run(service, id, sh("ln -s /etc escape"));
