@@ -3,7 +3,6 @@ package dev.agentsandbox.runs;
 import dev.agentsandbox.artifacts.InboundArchive;
 import dev.agentsandbox.artifacts.InvalidInboundArchiveException;
 import dev.agentsandbox.backend.session.ArchiveWritten;
-import dev.agentsandbox.backend.session.InvalidWorkspacePathException;
 import dev.agentsandbox.backend.session.PathInfo;
 import dev.agentsandbox.backend.session.PathRefusedException;
 import dev.agentsandbox.backend.session.SessionSandbox;
@@ -58,11 +57,11 @@ final class SessionFiles {
     row.put("kind", tar ? "folder" : "file");
     String shown = pathText;
     try {
-      WorkspacePath path = path(run, "put", pathText);
+      WorkspacePath path = SessionFileRefusals.path(run, "put", pathText);
       shown = path.absolute();
       long cap = session.limits.maxFileBytes();
       if (declared > cap) {
-        throw tooLarge(run, "put", shown, declared + " bytes", cap);
+        throw SessionFileRefusals.tooLarge(run, "put", shown, declared + " bytes", cap);
       }
       SessionSandbox sandbox = session.sandbox(run.runId());
       session.beginFileOperation(run.runId());
@@ -81,7 +80,7 @@ final class SessionFiles {
         session.endFileOperation();
       }
     } catch (SessionRefusedException e) {
-      refusedRow(row, e);
+      SessionFileRefusals.refusedRow(row, e);
       audit.files(actor, run.spec.agent(), run.runId(), "put", shown, row);
       throw e;
     }
@@ -90,17 +89,19 @@ final class SessionFiles {
   private FileWritten putFile(
       LiveRun run, SessionSandbox sandbox, WorkspacePath path, InputStream body, long cap) {
     MessageDigest sha = sha256();
-    CountingInput counted = new CountingInput(new DigestInputStream(body, sha));
+    CappedStreams.CountingInput counted =
+        new CappedStreams.CountingInput(new DigestInputStream(body, sha));
     long written;
     try {
       written = sandbox.putFile(path, counted, cap);
     } catch (PathRefusedException e) {
-      throw refused(run, "put", path, e, cap);
+      throw SessionFileRefusals.refused(run, "put", path, e, cap);
     } catch (UnableToRunStepException e) {
-      throw failed(run, "put", path, e);
+      throw SessionFileRefusals.failed(run, "put", path, e);
     }
     if (counted.count > cap) {
-      throw tooLarge(run, "put", path.absolute(), "more than " + cap + " bytes", cap);
+      throw SessionFileRefusals.tooLarge(
+          run, "put", path.absolute(), "more than " + cap + " bytes", cap);
     }
     return new FileWritten(
         path.absolute(),
@@ -120,9 +121,10 @@ final class SessionFiles {
       MessageDigest sha = sha256();
       long size;
       try (OutputStream out = new DigestOutputStream(Files.newOutputStream(file), sha)) {
-        size = body.transferTo(new BoundedOutput(out, cap));
-      } catch (BoundedOutput.Over e) {
-        throw tooLarge(run, "put", folder.absolute(), "more than " + cap + " bytes", cap);
+        size = body.transferTo(new CappedStreams.BoundedOutput(out, cap));
+      } catch (CappedStreams.BoundedOutput.Over e) {
+        throw SessionFileRefusals.tooLarge(
+            run, "put", folder.absolute(), "more than " + cap + " bytes", cap);
       }
       InboundArchive.check(file, cap);
       ArchiveWritten written;
@@ -150,11 +152,11 @@ final class SessionFiles {
           e.reason().map(r -> r.wireName()).orElse("unreadable"),
           null);
     } catch (PathRefusedException e) {
-      throw refused(run, "put", folder, e, cap);
+      throw SessionFileRefusals.refused(run, "put", folder, e, cap);
     } catch (UnableToRunStepException e) {
-      throw failed(run, "put", folder, e);
+      throw SessionFileRefusals.failed(run, "put", folder, e);
     } catch (IOException e) {
-      throw bodyFailed(run, folder, e);
+      throw SessionFileRefusals.bodyFailed(run, folder, e);
     } finally {
       delete(file);
     }
@@ -165,7 +167,7 @@ final class SessionFiles {
     Map<String, Object> row = new LinkedHashMap<>();
     String shown = pathText;
     try {
-      WorkspacePath path = path(run, "get", pathText);
+      WorkspacePath path = SessionFileRefusals.path(run, "get", pathText);
       shown = path.absolute();
       long cap = session.limits.maxFileBytes();
       SessionSandbox sandbox = session.sandbox(run.runId());
@@ -178,7 +180,7 @@ final class SessionFiles {
         session.endFileOperation();
       }
     } catch (SessionRefusedException e) {
-      refusedRow(row, e);
+      SessionFileRefusals.refusedRow(row, e);
       audit.files(actor, run.spec.agent(), run.runId(), "get", shown, row);
       throw e;
     }
@@ -198,7 +200,8 @@ final class SessionFiles {
         case FILE -> {
           row.put("kind", "file");
           if (info.size() > cap) {
-            throw tooLarge(run, "get", path.absolute(), info.size() + " bytes", cap);
+            throw SessionFileRefusals.tooLarge(
+                run, "get", path.absolute(), info.size() + " bytes", cap);
           }
           file = Files.createTempFile(spool, "agent-sandbox-get-", ".bin");
           MessageDigest sha = sha256();
@@ -281,9 +284,9 @@ final class SessionFiles {
                 null);
       }
     } catch (PathRefusedException e) {
-      throw refused(run, "get", path, e, cap);
+      throw SessionFileRefusals.refused(run, "get", path, e, cap);
     } catch (UnableToRunStepException e) {
-      throw failed(run, "get", path, e);
+      throw SessionFileRefusals.failed(run, "get", path, e);
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(
           "spool " + path.absolute() + " of session " + run.runId(), e);
@@ -306,92 +309,6 @@ final class SessionFiles {
     return files;
   }
 
-  private static WorkspacePath path(LiveRun run, String op, String text) {
-    if (text == null) {
-      throw new SessionRefusedException(
-          SessionError.INVALID_PATH,
-          op + " a file of session " + run.runId() + ": the path query parameter is required");
-    }
-    try {
-      return WorkspacePath.parse(text);
-    } catch (InvalidWorkspacePathException e) {
-      throw new SessionRefusedException(
-          SessionError.INVALID_PATH,
-          op + " a file of session " + run.runId() + ": " + e.getMessage());
-    }
-  }
-
-  private static void refusedRow(Map<String, Object> row, SessionRefusedException e) {
-    row.put("error", e.error().code());
-    e.reason().ifPresent(reason -> row.put("reason", reason));
-  }
-
-  static SessionRefusedException refused(
-      LiveRun run, String op, WorkspacePath path, PathRefusedException e, long cap) {
-    String doing = op + " " + path.absolute() + " of session " + run.runId() + ": ";
-    return switch (e.reason()) {
-      case NOT_FOUND ->
-          new SessionRefusedException(SessionError.FILE_NOT_FOUND, doing + "nothing is there");
-      case TOO_LARGE ->
-          new SessionRefusedException(
-              SessionError.FILE_TOO_LARGE,
-              doing
-                  + "over the agent's sessions.max_file_bytes of "
-                  + cap
-                  + " (nothing was written or sent)",
-              e.reason().wireName(),
-              null);
-      default ->
-          new SessionRefusedException(
-              SessionError.PATH_REFUSED, doing + e.getMessage(), e.reason().wireName(), null);
-    };
-  }
-
-  private static SessionRefusedException tooLarge(
-      LiveRun run, String op, String path, String size, long cap) {
-    return new SessionRefusedException(
-        SessionError.FILE_TOO_LARGE,
-        op
-            + " "
-            + path
-            + " of session "
-            + run.runId()
-            + ": "
-            + size
-            + ", over the agent's sessions.max_file_bytes of "
-            + cap
-            + " (nothing was written or sent)",
-        PathRefusedException.Reason.TOO_LARGE.wireName(),
-        null);
-  }
-
-  private static SessionRefusedException failed(
-      LiveRun run, String op, WorkspacePath path, UnableToRunStepException e) {
-    return new SessionRefusedException(
-        SessionError.STEP_FAILED,
-        op
-            + " "
-            + path.absolute()
-            + " of session "
-            + run.runId()
-            + ": the backend could not carry it ("
-            + RunLifecycle.bounded(e.getMessage())
-            + "); the session may still be usable");
-  }
-
-  private static SessionRefusedException bodyFailed(
-      LiveRun run, WorkspacePath path, IOException e) {
-    return new SessionRefusedException(
-        SessionError.INVALID_REQUEST,
-        "put "
-            + path.absolute()
-            + " of session "
-            + run.runId()
-            + ": the request body could not be read whole ("
-            + e.getClass().getSimpleName()
-            + "; nothing was written)");
-  }
-
   private static void delete(Path file) {
     if (file != null) {
       try {
@@ -407,63 +324,6 @@ final class SessionFiles {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("every JDK has SHA-256", e);
-    }
-  }
-
-  /** Counts what the backend reads of a body. */
-  private static final class CountingInput extends java.io.FilterInputStream {
-    long count;
-
-    CountingInput(InputStream in) {
-      super(in);
-    }
-
-    @Override
-    public int read() throws IOException {
-      int b = super.read();
-      if (b >= 0) {
-        count++;
-      }
-      return b;
-    }
-
-    @Override
-    public int read(byte[] buffer, int offset, int length) throws IOException {
-      int n = super.read(buffer, offset, length);
-      if (n > 0) {
-        count += n;
-      }
-      return n;
-    }
-  }
-
-  /** Stops a copy one byte past its cap. */
-  private static final class BoundedOutput extends java.io.FilterOutputStream {
-    /** Thrown once more than the cap was offered. */
-    static final class Over extends IOException {
-      private static final long serialVersionUID = 1L;
-    }
-
-    private final long cap;
-    private long written;
-
-    BoundedOutput(OutputStream out, long cap) {
-      super(out);
-      this.cap = cap;
-    }
-
-    @Override
-    public void write(int b) throws IOException {
-      write(new byte[] {(byte) b}, 0, 1);
-    }
-
-    @Override
-    public void write(byte[] buffer, int offset, int length) throws IOException {
-      if (written + length > cap) {
-        throw new Over();
-      }
-      written += length;
-      out.write(buffer, offset, length);
     }
   }
 }

@@ -147,7 +147,7 @@ final class SessionLifecycle {
               step.egressDenied(),
               why);
       store.steps().update(ended);
-      audit.exec("control-plane", session.agent(), Sessions.view(ended, Optional.empty()));
+      audit.exec("control-plane", session.agent(), StoredSteps.view(ended, Optional.empty()));
     }
   }
 }

@@ -2,7 +2,6 @@ package dev.agentsandbox.runs;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import dev.agentsandbox.backend.session.InvalidWorkspacePathException;
 import dev.agentsandbox.backend.session.PathRefusedException;
 import dev.agentsandbox.backend.session.SessionSandbox;
 import dev.agentsandbox.backend.session.Step;
@@ -10,7 +9,6 @@ import dev.agentsandbox.backend.session.StepEnd;
 import dev.agentsandbox.backend.session.StepSpec;
 import dev.agentsandbox.backend.session.UnableToRunStepException;
 import dev.agentsandbox.backend.session.WorkspacePath;
-import dev.agentsandbox.policy.run.EnvScreen;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.runs.session.ExecRequest;
 import dev.agentsandbox.runs.session.SessionError;
@@ -82,7 +80,7 @@ final class SessionSteps {
     WorkspacePath cwd;
     SessionSandbox sandbox;
     try {
-      cwd = check(run, session, request);
+      cwd = StepChecks.check(run, session, request);
       sandbox = session.sandbox(run.runId());
       Instant now = clock.instant();
       Instant timeoutEnd = now.plusSeconds(request.timeoutSeconds());
@@ -128,60 +126,6 @@ final class SessionSteps {
       throw e;
     }
     return begin(run, session, sandbox, step, request);
-  }
-
-  /** What a step is refused for before it gets a number. */
-  private static WorkspacePath check(LiveRun run, LiveSession session, ExecRequest request) {
-    String starting = "start a step in session " + run.runId() + ": ";
-    List<String> problems = new java.util.ArrayList<>();
-    if (request.command().isEmpty()) {
-      problems.add("command: at least one argument is required");
-    }
-    if (request.command().size() > RunRequest.MAX_ARGUMENTS) {
-      problems.add("command: at most " + RunRequest.MAX_ARGUMENTS + " arguments");
-    }
-    for (int i = 0; i < request.command().size(); i++) {
-      String arg = request.command().get(i);
-      if (arg.length() > RunRequest.MAX_ARGUMENT_LENGTH) {
-        problems.add("command[" + i + "]: longer than " + RunRequest.MAX_ARGUMENT_LENGTH);
-      }
-      if (arg.indexOf('\0') >= 0) {
-        problems.add("command[" + i + "]: holds a NUL character");
-      }
-    }
-    if (request.timeoutSeconds() < 1
-        || request.timeoutSeconds() > ExecRequest.MAX_TIMEOUT_SECONDS) {
-      problems.add(
-          "timeout_seconds: must be from 1 to "
-              + ExecRequest.MAX_TIMEOUT_SECONDS
-              + ", not "
-              + request.timeoutSeconds());
-    }
-    if (!problems.isEmpty()) {
-      throw new SessionRefusedException(
-          SessionError.INVALID_REQUEST, starting + String.join("; ", problems));
-    }
-    List<String> envProblems = EnvScreen.problems(request.env());
-    if (!envProblems.isEmpty()) {
-      throw new RunRefusedException(
-          Refusal.ENV_REFUSED, starting + "the step's environment is refused", envProblems);
-    }
-    if (request.stdinBytes() > session.limits.maxStdinBytes()) {
-      throw new SessionRefusedException(
-          SessionError.STDIN_TOO_LARGE,
-          starting
-              + "stdin is "
-              + request.stdinBytes()
-              + " bytes, over the agent's sessions.max_stdin_bytes of "
-              + session.limits.maxStdinBytes()
-              + " (put large input in as a file)");
-    }
-    try {
-      return WorkspacePath.parse(request.cwd());
-    } catch (InvalidWorkspacePathException e) {
-      throw new SessionRefusedException(
-          SessionError.INVALID_PATH, starting + "cwd: " + e.getMessage());
-    }
   }
 
   /** Writes the step's rows, asks the backend to start it and follows it. */

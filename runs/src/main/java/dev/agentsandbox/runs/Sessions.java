@@ -2,7 +2,6 @@ package dev.agentsandbox.runs;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.runs.session.ExecRequest;
 import dev.agentsandbox.runs.session.FileForm;
 import dev.agentsandbox.runs.session.FileRead;
@@ -10,10 +9,7 @@ import dev.agentsandbox.runs.session.FileWritten;
 import dev.agentsandbox.runs.session.SessionError;
 import dev.agentsandbox.runs.session.SessionRefusedException;
 import dev.agentsandbox.runs.session.SessionRequest;
-import dev.agentsandbox.runs.session.StepEndReason;
 import dev.agentsandbox.runs.session.StepView;
-import dev.agentsandbox.store.AuditQuery;
-import dev.agentsandbox.store.AuditRow;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.StepRecord;
 import dev.agentsandbox.store.Store;
@@ -141,7 +137,7 @@ public final class Sessions {
     session(runId, "list the steps of");
     List<StepView> out = new ArrayList<>();
     for (StepRecord step : store.steps().list(runId, after, limit)) {
-      out.add(view(step, Optional.empty()));
+      out.add(StoredSteps.view(step, Optional.empty()));
     }
     return out;
   }
@@ -154,17 +150,17 @@ public final class Sessions {
       if (step.isPresent()) {
         LiveStep s = step.get();
         if (s.ended.isDone() && !s.ended.isCompletedExceptionally()) {
-          return withDecisions(s.ended.join(), s.decisions(), s.denied());
+          return StoredSteps.withDecisions(s.ended.join(), s.decisions(), s.denied());
         }
         return s.view(runId, Optional.empty(), null, null, null, "");
       }
     }
     StepRecord record = store.steps().find(runId, number).orElseThrow(() -> noStep(runId, number));
-    List<JsonNode> decisions = storedDecisions(runId, number);
+    List<JsonNode> decisions = StoredSteps.decisions(store, json, runId, number);
     long denied =
         decisions.stream().filter(d -> "deny".equals(d.path("decision").asText())).count();
     StepView view =
-        view(
+        StoredSteps.view(
             record,
             Optional.of(
                 new StepView.Output(
@@ -172,7 +168,8 @@ public final class Sessions {
                     record.stderrTail() == null ? "" : record.stderrTail(),
                     record.outputTruncated(),
                     decisions)));
-    return withDecisions(view, decisions, Math.max((int) denied, record.egressDenied()));
+    return StoredSteps.withDecisions(
+        view, decisions, Math.max((int) denied, record.egressDenied()));
   }
 
   /**
@@ -341,76 +338,5 @@ public final class Sessions {
             + runId
             + ": it has already ended (GET it for its"
             + " result)");
-  }
-
-  /**
-   * The decisions the audit log holds for a stored step: every refusal, the first allow per host.
-   */
-  private List<JsonNode> storedDecisions(String runId, int number) {
-    List<JsonNode> out = new ArrayList<>();
-    for (AuditRow row :
-        store.audit().query(new AuditQuery(EgressRecorder.EGRESS, null, runId, null, null, 1000))) {
-      JsonNode steps = row.data().path("steps");
-      boolean attributed = false;
-      for (JsonNode n : steps) {
-        attributed |= n.asInt() == number;
-      }
-      if (!attributed || out.size() >= LiveStep.MAX_DECISIONS) {
-        continue;
-      }
-      ObjectNode decision = json.createObjectNode();
-      decision.put("decision", row.type().equals(EgressRecorder.DENY) ? "deny" : "allow");
-      decision.setAll((ObjectNode) row.data().deepCopy());
-      decision.remove("steps");
-      decision.remove("labels");
-      out.add(decision);
-    }
-    return out;
-  }
-
-  private static StepView withDecisions(StepView view, List<JsonNode> decisions, int denied) {
-    Optional<StepView.Output> output =
-        view.output()
-            .map(o -> new StepView.Output(o.stdout(), o.stderr(), o.truncated(), decisions));
-    return new StepView(
-        view.runId(),
-        view.step(),
-        view.command(),
-        view.cwd(),
-        view.background(),
-        view.timeoutSeconds(),
-        view.stdinBytes(),
-        view.startedAt(),
-        view.endedAt(),
-        view.durationMs(),
-        view.end(),
-        view.exitStatus(),
-        view.outputBytes(),
-        denied,
-        view.detail(),
-        output);
-  }
-
-  /** A stored step as the API shows it. */
-  static StepView view(StepRecord step, Optional<StepView.Output> output) {
-    List<String> command = new ArrayList<>();
-    step.command().forEach(arg -> command.add(arg.asText()));
-    return new StepView(
-        step.runId(),
-        step.step(),
-        command,
-        step.cwd(),
-        step.background(),
-        step.timeoutSeconds(),
-        step.stdinBytes(),
-        step.startedAt(),
-        step.endedAt(),
-        step.durationMs(),
-        Optional.ofNullable(step.endReason()).map(StepEndReason::fromWireName),
-        step.exitStatus(),
-        step.outputBytes(),
-        step.egressDenied(),
-        step.detail(),
-        output);
   }
 }
