@@ -311,7 +311,11 @@ void op_put(uint32_t id, struct reader *r) {
   u->fd = openat(u->dir, u->temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (u->fd < 0 || fchmod(u->fd, 0644) != 0) {
     int e = errno;
-    why = (struct refusal){e == EACCES || e == EPERM ? RS_PERMISSION : RS_FAILED, e, last};
+    /* ENOENT: the folder was removed under the put (it holds an fd, not a path). */
+    why = (struct refusal){e == EACCES || e == EPERM ? RS_PERMISSION
+                           : e == ENOENT              ? RS_NOT_FOUND
+                                                      : RS_FAILED,
+                           e, last};
     if (u->fd >= 0) {
       close(u->fd);
       unlinkat(u->dir, u->temp, 0);
@@ -362,7 +366,10 @@ void op_put_end(uint32_t id, struct reader *r) {
       send_refused(id, &why, "put");
     } else if (renameat(u->dir, u->temp, u->dir, u->name) != 0) {
       int e = errno;
-      why = (struct refusal){e == EISDIR || e == ENOTEMPTY ? RS_WRONG_KIND : RS_FAILED, e, 0};
+      why = (struct refusal){e == EISDIR || e == ENOTEMPTY ? RS_WRONG_KIND
+                             : e == ENOENT                 ? RS_NOT_FOUND
+                                                           : RS_FAILED,
+                             e, u->last};
       unlinkat(u->dir, u->temp, 0);
       send_refused(id, &why, "put: renaming into place");
     } else {

@@ -22,7 +22,8 @@ public final class RunnerBinary {
     try (InputStream in = RunnerBinary.class.getResourceAsStream(NAME)) {
       if (in == null) {
         throw new IllegalStateException(
-            NAME + " is missing from the step runner's jar (built by ./mvnw -pl step-runner package;"
+            NAME
+                + " is missing from the step runner's jar (built by ./mvnw -pl step-runner package;"
                 + " it needs gcc and glibc's static library)");
       }
       return in.readAllBytes();
