@@ -114,7 +114,7 @@ class HostileRunnerTest {
                 end.completeExceptionally(e);
               }
             });
-    Frame exec = hostSent(FrameType.EXEC);
+    Frame exec = hostSent(FrameType.STDIN_END);
     guest(FrameType.STDOUT, exec.id(), new byte[] {'x'});
     assertThat(violations).singleElement().asString().contains("before the step started");
     assertThatThrownBy(() -> end.get(10, TimeUnit.SECONDS))
@@ -286,7 +286,7 @@ class HostileRunnerTest {
               }
             },
             ASYNC);
-    Frame exec = hostSent(FrameType.EXEC);
+    Frame exec = hostSent(FrameType.STDIN_END);
     guest(FrameType.STARTED, exec.id(), new Payload.Writer().u32(42).done());
     guest(FrameType.EXITED, exec.id(), new Payload.Writer().u32(1).u32(200).u32(0).done());
     assertThat(end.get(10, TimeUnit.SECONDS).end()).isEqualTo(StepEnd.End.ERROR);
