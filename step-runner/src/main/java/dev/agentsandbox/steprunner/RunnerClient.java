@@ -107,15 +107,23 @@ public final class RunnerClient {
     return files;
   }
 
-  /** Asks the runner to kill every step and stop; the stream ends after it. Idempotent. */
-  public void bye() {
-    if (!closing) {
-      closing = true;
-      try {
-        sendFrame(FrameType.BYE, 0, new byte[0]);
-      } catch (UnableToRunStepException e) {
-        // Already gone: nothing is left to stop.
+  /**
+   * Asks the runner to kill every step and stop; the stream ends after it. Idempotent.
+   *
+   * @return whether the request reached the transport (now or at an earlier call)
+   */
+  public boolean bye() {
+    synchronized (sending) {
+      if (closing) {
+        return true;
       }
+      closing = true;
+    }
+    try {
+      sendFrame(FrameType.BYE, 0, new byte[0]);
+      return true;
+    } catch (UnableToRunStepException e) {
+      return false;
     }
   }
 
