@@ -343,16 +343,19 @@ class MicroVmSessionIT {
   void aStepCannotReachTheRunnersPortOrFiles() throws Exception {
     Output output = new Output();
     run(
-        "ls /dev; for p in /proc/[0-9]*; do case $(tr '\\0' ' ' <$p/cmdline 2>/dev/null) in"
-            + " /bin/asb-step-runner*) echo runner-seen; ls $p/fd >/dev/null 2>&1 && echo runner-fds-visible;;"
-            + " esac; done; ls /sys/fs/cgroup 2>&1 | head -1",
+        "ls /dev; [ -e /proc/$$/fd ] && echo self-seen; echo runner=$PPID;"
+            + " ls /proc/$PPID/fd >/dev/null 2>&1 && echo runner-fds-visible;"
+            + " ls /sys/fs/cgroup 2>&1 | head -1",
         output);
+    // The runner is the step's parent; hidepid=2 hides a non-dumpable process even from its uid.
     assertThat(output.out())
-        .as("the runner is there to be seen (same uid), but not its fds")
-        .contains("runner-seen")
+        .as("a step sees its own /proc, not the runner's fds, the port or the cgroups")
+        .contains("self-seen")
+        .containsPattern("runner=[1-9][0-9]+")
         .doesNotContain("runner-fds-visible")
         .doesNotContain("vport")
-        .doesNotContain("asb-control");
+        .doesNotContain("asb-control")
+        .contains("/sys/fs/cgroup: No such file or directory");
   }
 
   @Test
