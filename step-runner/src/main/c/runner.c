@@ -423,13 +423,15 @@ int main(int argc, char **argv) {
       while (read(sfd, &info, sizeof info) == (ssize_t)sizeof info) {
       }
     }
+    if (ready <= 0) {
+      for (int i = 0; i < count; i++) fds[i].revents = 0;
+    }
     /* Reaping comes first so that a step's exit is seen with whatever output it left. */
     steps_reap();
-    if (ready > 0) {
-      steps_after_poll(fds + 2, count - 2);
-      if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-        read_host(buffer, &held);
-      }
+    /* Also after a time-out: that is when a step whose pipes a stray process holds open ends. */
+    steps_after_poll(fds + 2, count - 2);
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      read_host(buffer, &held);
     }
   }
 }

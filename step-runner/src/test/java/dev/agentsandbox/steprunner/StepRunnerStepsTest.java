@@ -125,6 +125,24 @@ class StepRunnerStepsTest {
   }
 
   @Test
+  void aKilledStepEndsEvenWhileAProcessThatLeftItsGroupHoldsItsOutputOpen() throws Exception {
+    // Without a cgroup (these tests run without one), a setsid child escapes the group kill; the
+    // step still ends once its drain time is over. In a VM the step's cgroup kills that child too.
+    Recording output = new Recording();
+    Step step =
+        runner.client.exec(spec("setsid sleep 300 & echo $!; wait", Map.of(), ".", ""), output);
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !output.out().isBlank());
+    long escaped = Long.parseLong(output.out().strip());
+    try {
+      step.kill();
+      StepEnd end = step.awaitEnd(Instant.now().plusSeconds(15)).orElseThrow();
+      assertThat(end.end()).isEqualTo(StepEnd.End.KILLED);
+    } finally {
+      ProcessHandle.of(escaped).ifPresent(ProcessHandle::destroyForcibly);
+    }
+  }
+
+  @Test
   void whatAStepLeftRunningWhenItExitedIsKilled() throws Exception {
     Recording output = new Recording();
     StepEnd end = run(spec("sleep 300 >/dev/null & echo $!", Map.of(), ".", ""), output);
