@@ -10,6 +10,6 @@ cd "$(dirname "$0")/.."
 asb_find_jdk jdk
 ./mvnw -B -q -ntp -pl backend-microvm -am package -DskipTests \
   dependency:build-classpath -Dmdep.outputFile=target/bench-classpath.txt -Dmdep.includeScope=test
-CP="backend-microvm/target/test-classes:backend-microvm/target/classes:$(cat backend-microvm/target/bench-classpath.txt)"
+CP="$PWD/backend-microvm/target/test-classes:$PWD/backend-microvm/target/classes:$(cat backend-microvm/target/bench-classpath.txt)"
 cd backend-microvm
-exec java -cp "$CP" dev.agentsandbox.backend.microvm.SessionStepBench "${1:-100}" "${2:-20}"
+exec "$JAVA_HOME/bin/java" -cp "$CP" dev.agentsandbox.backend.microvm.SessionStepBench "${1:-100}" "${2:-20}"

@@ -125,7 +125,10 @@ public final class RunnerFiles {
     try {
       byte[] buffer = new byte[Frame.MAX_PAYLOAD];
       int n;
-      while (!request.answered() && (n = content.readNBytes(buffer, 0, buffer.length)) > 0) {
+      // Never more than one byte past the cap is read from the caller's stream.
+      while (!request.answered()
+          && (n = content.readNBytes(buffer, 0, (int) Math.min(buffer.length, maxBytes - sent + 1)))
+              > 0) {
         if (sent + n > maxBytes) {
           tooLarge = true;
           break;

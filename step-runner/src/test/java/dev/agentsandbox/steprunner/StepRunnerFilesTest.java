@@ -97,9 +97,11 @@ class StepRunnerFilesTest {
   void aPutOverTheCapWritesNothing(String mode) throws Exception {
     RunnerFiles files = start(mode);
     byte[] big = new byte[200_000];
-    assertThatThrownBy(() -> files.putFile(p("big.bin"), new ByteArrayInputStream(big), 100_000))
+    ByteArrayInputStream source = new ByteArrayInputStream(big);
+    assertThatThrownBy(() -> files.putFile(p("big.bin"), source, 100_000))
         .isInstanceOfSatisfying(
             PathRefusedException.class, e -> assertThat(e.reason()).isEqualTo(Reason.TOO_LARGE));
+    assertThat(source.available()).as("read one byte past the cap, no more").isEqualTo(99_999);
     try (Stream<Path> left = Files.list(ws)) {
       assertThat(left).as("no file and no temporary left").isEmpty();
     }
