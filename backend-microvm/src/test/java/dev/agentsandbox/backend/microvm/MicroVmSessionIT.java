@@ -383,4 +383,40 @@ class MicroVmSessionIT {
     session = null;
     cleanUpAndAssertNothingLeft(backend, PREFIX);
   }
+
+  @Test
+  @Order(9)
+  void aGuestThatBreaksTheProtocolHasItsVmKilledAndTheSessionFails() throws Exception {
+    String runId = PREFIX + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+    MicroVmSession hostile =
+        (MicroVmSession)
+            backend.openSession(
+                spec(
+                    runId,
+                    List.of("true"),
+                    MicroVmItSupport.noEgress(),
+                    smallCaps(),
+                    Duration.ofMinutes(10)),
+                SANDBOX);
+    try {
+      Step running = hostile.exec(step("sleep 600", ".", ""), new Output());
+      // What the port would deliver from a guest announcing a 2 GiB frame.
+      hostile.received(new byte[] {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x42, 0, 0, 0, 1});
+      Completion end = hostile.await(Instant.now().plus(Duration.ofMinutes(2)));
+      assertThat(end.end()).isEqualTo(Completion.End.ERROR);
+      assertThat(end.detail()).contains("broke the protocol").contains("over the limit of 65536");
+      assertThat(running.awaitEnd(Instant.now().plusSeconds(10)).orElseThrow().end())
+          .isEqualTo(StepEnd.End.ERROR);
+      assertThat(hostile.vm().vmmPid())
+          .satisfies(
+              pid ->
+                  assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                      .isFalse());
+      assertThatThrownBy(() -> hostile.stat(WorkspacePath.root()))
+          .isInstanceOf(UnableToRunStepException.class);
+    } finally {
+      hostile.teardown();
+    }
+    cleanUpAndAssertNothingLeft(backend, PREFIX);
+  }
 }
