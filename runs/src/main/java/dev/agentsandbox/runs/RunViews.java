@@ -12,11 +12,9 @@ import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import dev.agentsandbox.store.RunRecord;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 
 /** The typed views of plans and runs; the API renders them (in {@code server}). */
 final class RunViews {
@@ -55,27 +53,14 @@ final class RunViews {
 
   /**
    * A run this control plane no longer holds in memory: what the store kept, with the egress
-   * decisions the audit log holds (each refusal in full and the first allow per host, not every
-   * allow; refusals only counted are not listed), each with its row's labels as the row has them.
+   * decisions the audit log holds in full (each refusal within the run's limits and the first allow
+   * per host, not every allow; refusals only counted are not listed).
    */
   static RunView stored(RunRecord record, AuditLog audit) {
     List<Map<String, Object>> egress = new ArrayList<>();
     for (AuditRow row :
         audit.query(new AuditQuery(EventType.EGRESS, null, record.runId(), null, null, 1000))) {
-      RecordedEvent recorded = RecordedEvent.of(row);
-      recorded
-          .as(EgressRecorded.class)
-          .ifPresent(
-              decision -> {
-                Map<String, Object> listed = new LinkedHashMap<>();
-                Map<String, Object> fields = new TreeMap<>(decision.toTree());
-                if (!recorded.labels().isEmpty()) {
-                  fields.put("labels", recorded.labels());
-                }
-                listed.put("decision", decision.decision());
-                listed.putAll(fields);
-                egress.add(listed);
-              });
+      RecordedEvent.of(row).as(EgressRecorded.class).ifPresent(d -> egress.add(d.listedTree()));
     }
     return new RunView(
         record,

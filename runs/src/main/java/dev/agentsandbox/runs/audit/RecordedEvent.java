@@ -1,7 +1,6 @@
 package dev.agentsandbox.runs.audit;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.policy.event.InvalidEventException;
@@ -42,8 +41,6 @@ public record RecordedEvent(
     String hash,
     Optional<RunEvent> event,
     Optional<String> problem) {
-
-  private static final ObjectMapper PLAIN = new ObjectMapper();
 
   public RecordedEvent {
     Objects.requireNonNull(time, "time");
@@ -110,7 +107,7 @@ public record RecordedEvent(
     Optional<RunEvent> event;
     Optional<String> problem = Optional.empty();
     try {
-      event = RunEvent.read(type, PLAIN.convertValue(data, Object.class));
+      event = RunEvent.read(type, PlainJson.plain(data));
     } catch (InvalidEventException e) {
       event = Optional.empty();
       problem = Optional.of(e.getMessage());

@@ -218,21 +218,19 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
             l -> {
               Launched launched = l.event();
               what.put("image", launched.image());
-              what.set("command", json.valueToTree(launched.command()));
+              what.set("command", PlainJson.node(launched.command()));
               what.put("backend", launched.backend());
               what.put("runtime", launched.runtime());
               what.put("isolation", launched.isolation());
-              what.set("effective_allow", json.valueToTree(launched.effectiveAllow()));
+              what.set("effective_allow", PlainJson.node(launched.effectiveAllow()));
               what.put("ttl_seconds", launched.ttlSeconds());
-              what.set("resources", json.valueToTree(launched.toTree().get("resources")));
-              what.set("env_keys", json.valueToTree(launched.envKeys()));
+              what.set("resources", PlainJson.node(launched.toTree().get("resources")));
+              what.set("env_keys", PlainJson.node(launched.envKeys()));
             });
     ArrayNode credentials = what.putArray("credentials");
     last(CredentialsIssued.class)
         .ifPresent(
-            c ->
-                json.<JsonNode>valueToTree(c.event().toTree().get("credentials"))
-                    .forEach(credentials::add));
+            c -> PlainJson.node(c.event().toTree().get("credentials")).forEach(credentials::add));
     started()
         .ifPresent(
             s -> {
@@ -269,7 +267,7 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
   }
 
   private static ObjectNode decision(ObjectMapper json, Stamped<EgressRecorded> s) {
-    ObjectNode decision = json.valueToTree(s.event().toTree());
+    ObjectNode decision = (ObjectNode) PlainJson.node(s.event().toTree());
     decision.put("audit_id", s.row().id());
     // The row's time, as the timeline always gave it; the proxy's own is in the event's row.
     decision.put("time", s.row().time().toString());
@@ -285,7 +283,7 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
 
   private static ObjectNode stamp(ObjectMapper json, Stamped<? extends RunEvent> s, String field) {
     ObjectNode node = stampOnly(json, s.row());
-    node.set(field, json.valueToTree(s.event().toTree()));
+    node.set(field, PlainJson.node(s.event().toTree()));
     return node;
   }
 

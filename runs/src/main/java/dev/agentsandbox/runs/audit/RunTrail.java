@@ -28,6 +28,6 @@ public final class RunTrail {
   public AuditRow append(String actor, String agent, String runId, RunEvent event) {
     return audit.append(
         new AuditEvent(
-            event.type().wireName(), actor, agent, runId, json.valueToTree(event.toTree())));
+            event.type().wireName(), actor, agent, runId, PlainJson.node(event.toTree())));
   }
 }
