@@ -35,9 +35,10 @@ public final class PlainJson {
       }
       case String text -> NODES.textNode(text);
       case Boolean flag -> NODES.booleanNode(flag);
-      case Integer n -> NODES.numberNode(n);
-      case Long n -> NODES.numberNode(n);
-      case Short n -> NODES.numberNode(n);
+      // As a parser reads them: an int where the value fits, so trees compare equal either way.
+      case Integer n -> NODES.numberNode(n.intValue());
+      case Short n -> NODES.numberNode(n.intValue());
+      case Long n -> n == n.intValue() ? NODES.numberNode(n.intValue()) : NODES.numberNode(n);
       case Double n -> NODES.numberNode(n);
       case Float n -> NODES.numberNode(n);
       case BigInteger n -> NODES.numberNode(n);
