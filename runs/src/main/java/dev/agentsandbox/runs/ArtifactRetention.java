@@ -46,7 +46,7 @@ public final class ArtifactRetention {
     }
     this.keep = keep;
     this.runs = Objects.requireNonNull(runs, "runs");
-    this.trail = new RunTrail(audit, json);
+    this.trail = new RunTrail(audit);
     this.clock = Objects.requireNonNull(clock, "clock");
   }
 

@@ -34,7 +34,7 @@ public final class Reaper {
       ObjectMapper json) {
     this.backends = List.copyOf(backends);
     this.isLive = isLive;
-    this.trail = new RunTrail(audit, json);
+    this.trail = new RunTrail(audit);
     this.clock = clock;
   }
 

@@ -69,7 +69,7 @@ final class RunLauncher {
     this.executor = executor;
     this.json = json;
     this.lifecycle = lifecycle;
-    this.trail = new RunTrail(store.audit(), json);
+    this.trail = new RunTrail(store.audit());
   }
 
   /**

@@ -55,7 +55,7 @@ final class RunLifecycle {
       RunContractServices contract) {
     this.store = store;
     this.clock = clock;
-    this.trail = new RunTrail(store.audit(), json);
+    this.trail = new RunTrail(store.audit());
     this.retire = retire;
     this.contract = contract;
   }

@@ -51,7 +51,7 @@ public final class RunService {
     this.store = store;
     this.settings = settings;
     this.clock = clock;
-    RunTrail trail = new RunTrail(store.audit(), json);
+    RunTrail trail = new RunTrail(store.audit());
     this.live = new LiveRuns(settings.finishedRunsKept());
     this.answers = new RunAnswers(store, live, trail, clock, settings.tailBytes());
     this.recovery = new RunRecovery(store, trail, contract.credentials(), clock);

@@ -100,7 +100,7 @@ class EgressFloodTest {
             "rflood00000000000001",
             "helper",
             "admin",
-            new RunTrail(store.audit(), new ObjectMapper()),
+            new RunTrail(store.audit()),
             new ObjectMapper(),
             100,
             EgressRecorder.Limits.DEFAULT,

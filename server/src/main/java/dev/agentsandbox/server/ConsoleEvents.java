@@ -31,7 +31,7 @@ final class ConsoleEvents {
   }
 
   /** The prefixes shared by more than one type, then every type, each once, sorted. */
-  static TreeSet<String> prefixes() {
+  static java.util.SortedSet<String> prefixes() {
     TreeSet<String> prefixes = new TreeSet<>();
     Map<String, Integer> shared = new LinkedHashMap<>();
     for (String type : types().values()) {

@@ -10,7 +10,7 @@ import java.util.Optional;
  *
  * @param op {@code put} or {@code get}
  * @param path the path asked for, under {@code /workspace}
- * @param kind {@code file}, {@code folder} or {@code listing}
+ * @param kind what crossed: one regular file, a folder as a tar, or a folder's listing
  * @param size the bytes that crossed
  * @param sha256 the SHA-256 of the bytes that crossed
  * @param files how many files a tar held

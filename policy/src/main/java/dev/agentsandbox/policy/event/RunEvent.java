@@ -71,7 +71,7 @@ public sealed interface RunEvent
           case RUNTIME_MISMATCH -> RuntimeMismatched.read(data);
           case PROXY_DIED -> ProxyDied.read(data);
           case ARTIFACTS ->
-              Fields.peek(data, "collected").equals(Boolean.TRUE)
+              Fields.peek(data, "collected") instanceof Boolean collected && collected
                   ? ArtifactsCollected.read(data)
                   : ArtifactsNotCollected.read(data);
           case ARTIFACTS_EXPIRED -> ArtifactsExpired.read(data);

@@ -15,7 +15,7 @@ import java.util.Map;
  * make of it on a round trip through text.
  */
 public final class PlainJson {
-  private static final JsonNodeFactory NODES = JsonNodeFactory.withExactBigDecimals(true);
+  private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
   private PlainJson() {}
 

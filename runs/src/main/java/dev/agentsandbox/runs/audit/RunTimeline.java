@@ -198,9 +198,9 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
     }
     ObjectNode egress = body.putObject("egress");
     ArrayNode allowedOut = egress.putArray("allowed");
-    allowed().forEach(s -> allowedOut.add(decision(json, s)));
+    allowed().forEach(s -> allowedOut.add(decision(s)));
     ArrayNode deniedOut = egress.putArray("denied");
-    denied().forEach(s -> deniedOut.add(decision(json, s)));
+    denied().forEach(s -> deniedOut.add(decision(s)));
     if (!counted().isEmpty()) {
       ArrayNode countedOut = egress.putArray("counted");
       counted().forEach(s -> countedOut.add(stamp(json, s, "detail")));
@@ -266,7 +266,7 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
     return end;
   }
 
-  private static ObjectNode decision(ObjectMapper json, Stamped<EgressRecorded> s) {
+  private static ObjectNode decision(Stamped<EgressRecorded> s) {
     ObjectNode decision = (ObjectNode) PlainJson.node(s.event().toTree());
     decision.put("audit_id", s.row().id());
     // The row's time, as the timeline always gave it; the proxy's own is in the event's row.

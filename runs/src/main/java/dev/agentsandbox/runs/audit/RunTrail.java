@@ -1,6 +1,5 @@
 package dev.agentsandbox.runs.audit;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.event.RunEvent;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.AuditLog;
@@ -14,11 +13,9 @@ import java.util.Objects;
  */
 public final class RunTrail {
   private final AuditLog audit;
-  private final ObjectMapper json;
 
-  public RunTrail(AuditLog audit, ObjectMapper json) {
+  public RunTrail(AuditLog audit) {
     this.audit = Objects.requireNonNull(audit, "audit");
-    this.json = Objects.requireNonNull(json, "json");
   }
 
   /**
