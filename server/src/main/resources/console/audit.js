@@ -1,6 +1,6 @@
 // Audit: filter by type prefix, agent, run, label and time; the chain's verification state; export of
 // the same rows as JSON lines.
-import { AUDIT, api, problem } from "./api.js";
+import { AUDIT, api, problem, runHref } from "./api.js";
 import { field, h, replace, section, table, time } from "./dom.js";
 import { EVENTS, TYPE_PREFIXES } from "./events.js";
 
@@ -62,7 +62,7 @@ export function auditPage(root, preset) {
             h("td", {}, h("code", {}, r.type)),
             h("td", {}, r.actor),
             h("td", {}, r.agent || "—"),
-            h("td", {}, r.run_id ? h("a", { href: "#/runs/" + r.run_id }, h("code", {}, r.run_id)) : "—"),
+            h("td", {}, r.run_id ? h("a", { href: runHref(r.run_id) }, h("code", {}, r.run_id)) : "—"),
             h("td", {}, h("details", {}, h("summary", {}, summary(r)), h("pre", { class: "mono small" }, JSON.stringify(r.data, null, 2)))),
           ),
         );

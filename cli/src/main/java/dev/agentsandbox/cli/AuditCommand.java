@@ -1,5 +1,6 @@
 package dev.agentsandbox.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.agentsandbox.policy.event.EventType;
 import dev.agentsandbox.store.AuditHead;
 import dev.agentsandbox.store.AuditLog;
@@ -112,7 +113,11 @@ final class AuditCommand implements Runnable {
 
   static void printRows(PrintWriter out, List<AuditRow> rows) {
     for (AuditRow row : rows) {
-      out.println(AuditLog.toJson(row));
+      try {
+        out.println(Printer.JSON_LINE.writeValueAsString(AuditLog.toJson(row)));
+      } catch (JsonProcessingException e) {
+        throw new IllegalStateException("a tree always serializes", e);
+      }
     }
     out.flush();
   }
