@@ -380,7 +380,9 @@ class RunContractTest {
               assertThat(String.valueOf(e.problems())).doesNotContain("CAESIJ");
             });
     List<AuditRow> refused =
-        store.audit().query(new AuditQuery(RunLauncher.REFUSED, null, null, null, null, 10));
+        store
+            .audit()
+            .query(new AuditQuery(EventType.REFUSED.wireName(), null, null, null, null, 10));
     assertThat(refused).hasSize(1);
     assertThat(refused.get(0).data().toString())
         .contains("VAULT_TOKEN=[REDACTED]")
