@@ -1,8 +1,8 @@
 package dev.agentsandbox.runs;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.backend.session.SessionSandbox;
 import dev.agentsandbox.policy.config.SessionLimits;
+import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.runs.session.SessionEnding;
 import dev.agentsandbox.runs.session.SessionError;
@@ -341,16 +341,9 @@ final class LiveSession {
    * it (a decision reported just after its step ended). Returns their numbers, for the decision's
    * audit row.
    */
-  List<Integer> attribute(JsonNode decision) {
-    Instant at = clock.instant();
-    JsonNode time = decision.path("time");
-    if (time.isTextual()) {
-      try {
-        at = Instant.parse(time.asText());
-      } catch (java.time.format.DateTimeParseException e) {
-        // The proxy's line is read as hostile; an unreadable time falls back to arrival.
-      }
-    }
+  List<Integer> attribute(DecisionRecord decision) {
+    // The proxy's own time, read and checked with the decision (DecisionRecord.read).
+    Instant at = decision.time();
     List<Integer> numbers = new ArrayList<>();
     lock.lock();
     try {

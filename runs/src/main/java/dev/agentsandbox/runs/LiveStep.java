@@ -1,9 +1,9 @@
 package dev.agentsandbox.runs;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.backend.session.Step;
 import dev.agentsandbox.backend.session.StepListener;
 import dev.agentsandbox.backend.session.WorkspacePath;
+import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.runs.session.StepEndReason;
 import dev.agentsandbox.runs.session.StepView;
 import java.time.Instant;
@@ -45,7 +45,7 @@ final class LiveStep {
   /** Completed with the step's result once it is recorded (store row and exec row written). */
   final CompletableFuture<StepView> ended = new CompletableFuture<>();
 
-  private final List<JsonNode> egress = new ArrayList<>();
+  private final List<DecisionRecord> egress = new ArrayList<>();
   private int denied;
   private Step handle;
   private boolean killRequested;
@@ -187,17 +187,22 @@ final class LiveStep {
     return !at.isBefore(startedAt) && (endedAt == null || !at.isAfter(endedAt));
   }
 
-  synchronized void addDecision(JsonNode decision) {
+  synchronized void addDecision(DecisionRecord decision) {
     if (egress.size() < MAX_DECISIONS) {
       egress.add(decision);
     }
-    if ("deny".equals(decision.path("decision").asText())) {
+    if (!decision.allowed()) {
       denied++;
     }
   }
 
-  synchronized List<JsonNode> decisions() {
+  synchronized List<DecisionRecord> decisions() {
     return List.copyOf(egress);
+  }
+
+  /** The decisions as a step's view lists them: each as its plain tree. */
+  synchronized List<java.util.Map<String, Object>> decisionTrees() {
+    return egress.stream().map(DecisionRecord::toTree).toList();
   }
 
   synchronized int denied() {
@@ -233,7 +238,7 @@ final class LiveStep {
                 stdout.tail(),
                 stderr.tail(),
                 truncated(stdout) || truncated(stderr),
-                decisions())));
+                decisionTrees())));
   }
 
   /** Whether a stream's retained lines lack its start: lines left the tail, or one was cut. */

@@ -1,6 +1,5 @@
 package dev.agentsandbox.runs;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.runs.session.StepView;
 import java.time.Duration;
 import java.util.List;
@@ -38,8 +37,8 @@ public final class RunningStep {
   }
 
   /** The decisions attributed to the step from the {@code from}-th on (oldest first). */
-  public List<JsonNode> decisionsFrom(int from) {
-    List<JsonNode> all = step.decisions();
+  public List<java.util.Map<String, Object>> decisionsFrom(int from) {
+    List<java.util.Map<String, Object>> all = step.decisionTrees();
     return from >= all.size() ? List.of() : all.subList(from, all.size());
   }
 

@@ -7,7 +7,6 @@ import dev.agentsandbox.backend.session.WorkspacePath;
 import dev.agentsandbox.runs.session.SessionError;
 import dev.agentsandbox.runs.session.SessionRefusedException;
 import java.io.IOException;
-import java.util.Map;
 
 /**
  * How a session's file operation is refused, each as a {@link SessionRefusedException} saying what
@@ -31,11 +30,6 @@ final class SessionFileRefusals {
           SessionError.INVALID_PATH,
           op + " a file of session " + run.runId() + ": " + e.getMessage());
     }
-  }
-
-  static void refusedRow(Map<String, Object> row, SessionRefusedException e) {
-    row.put("error", e.error().code());
-    e.reason().ifPresent(reason -> row.put("reason", reason));
   }
 
   static SessionRefusedException refused(

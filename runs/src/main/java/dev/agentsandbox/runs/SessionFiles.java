@@ -8,6 +8,7 @@ import dev.agentsandbox.backend.session.PathRefusedException;
 import dev.agentsandbox.backend.session.SessionSandbox;
 import dev.agentsandbox.backend.session.UnableToRunStepException;
 import dev.agentsandbox.backend.session.WorkspacePath;
+import dev.agentsandbox.policy.event.FilesTransferred;
 import dev.agentsandbox.runs.session.FileForm;
 import dev.agentsandbox.runs.session.FileRead;
 import dev.agentsandbox.runs.session.FileWritten;
@@ -23,9 +24,7 @@ import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 
@@ -53,8 +52,10 @@ final class SessionFiles {
   FileWritten put(
       LiveRun run, String actor, String pathText, boolean tar, InputStream body, long declared) {
     LiveSession session = run.session.orElseThrow();
-    Map<String, Object> row = new LinkedHashMap<>();
-    row.put("kind", tar ? "folder" : "file");
+    FileRow row =
+        new FileRow(
+            FilesTransferred.Op.PUT,
+            tar ? FilesTransferred.Kind.FOLDER : FilesTransferred.Kind.FILE);
     String shown = pathText;
     try {
       WorkspacePath path = SessionFileRefusals.path(run, "put", pathText);
@@ -70,18 +71,14 @@ final class SessionFiles {
             tar
                 ? putArchive(run, sandbox, path, body, cap)
                 : putFile(run, sandbox, path, body, cap);
-        row.put("size", written.size());
-        row.put("sha256", written.sha256());
-        row.put("files", written.files());
-        row.put("bytes", written.bytes());
-        audit.files(actor, run.spec.agent(), run.runId(), "put", shown, row);
+        row.crossed(written.size(), written.sha256()).files(written.files()).bytes(written.bytes());
+        audit.files(actor, run.spec.agent(), run.runId(), row.event(shown));
         return written;
       } finally {
         session.endFileOperation();
       }
     } catch (SessionRefusedException e) {
-      SessionFileRefusals.refusedRow(row, e);
-      audit.files(actor, run.spec.agent(), run.runId(), "put", shown, row);
+      audit.files(actor, run.spec.agent(), run.runId(), row.refused(e).event(shown));
       throw e;
     }
   }
@@ -164,7 +161,7 @@ final class SessionFiles {
 
   FileRead get(LiveRun run, String actor, String pathText, FileForm form) {
     LiveSession session = run.session.orElseThrow();
-    Map<String, Object> row = new LinkedHashMap<>();
+    FileRow row = new FileRow(FilesTransferred.Op.GET, FilesTransferred.Kind.FILE);
     String shown = pathText;
     try {
       WorkspacePath path = SessionFileRefusals.path(run, "get", pathText);
@@ -174,14 +171,13 @@ final class SessionFiles {
       session.beginFileOperation(run.runId());
       try {
         FileRead read = read(run, sandbox, path, form, cap, row);
-        audit.files(actor, run.spec.agent(), run.runId(), "get", shown, row);
+        audit.files(actor, run.spec.agent(), run.runId(), row.event(shown));
         return read;
       } finally {
         session.endFileOperation();
       }
     } catch (SessionRefusedException e) {
-      SessionFileRefusals.refusedRow(row, e);
-      audit.files(actor, run.spec.agent(), run.runId(), "get", shown, row);
+      audit.files(actor, run.spec.agent(), run.runId(), row.refused(e).event(shown));
       throw e;
     }
   }
@@ -192,13 +188,13 @@ final class SessionFiles {
       WorkspacePath path,
       FileForm form,
       long cap,
-      Map<String, Object> row) {
+      FileRow row) {
     Path file = null;
     try {
       PathInfo info = sandbox.stat(path);
       switch (info.kind()) {
         case FILE -> {
-          row.put("kind", "file");
+          row.kind(FilesTransferred.Kind.FILE);
           if (info.size() > cap) {
             throw SessionFileRefusals.tooLarge(
                 run, "get", path.absolute(), info.size() + " bytes", cap);
@@ -216,21 +212,20 @@ final class SessionFiles {
                   Files.size(file),
                   HexFormat.of().formatHex(sha.digest()),
                   0);
-          row.put("size", bytes.size());
-          row.put("sha256", bytes.sha256());
+          row.crossed(bytes.size(), bytes.sha256());
           file = null;
           return bytes;
         }
         case FOLDER -> {
           if (form == FileForm.LISTING) {
-            row.put("kind", "listing");
+            row.kind(FilesTransferred.Kind.LISTING);
             List<PathInfo> entries = sandbox.list(path, MAX_LISTED + 1);
             boolean truncated = entries.size() > MAX_LISTED;
             List<PathInfo> shown = truncated ? entries.subList(0, MAX_LISTED) : entries;
-            row.put("size", shown.size());
+            row.listed(shown.size());
             return new FileRead.Listing(path.absolute(), shown, truncated);
           }
-          row.put("kind", "folder");
+          row.kind(FilesTransferred.Kind.FOLDER);
           if (form == FileForm.FILE) {
             throw new SessionRefusedException(
                 SessionError.NOT_ACCEPTABLE,
@@ -255,10 +250,9 @@ final class SessionFiles {
                   Files.size(file),
                   HexFormat.of().formatHex(sha.digest()),
                   skipped.size());
-          row.put("size", bytes.size());
-          row.put("sha256", bytes.sha256());
-          row.put("files", regularFiles(file));
-          row.put("skipped", skipped.size());
+          row.crossed(bytes.size(), bytes.sha256())
+              .files(regularFiles(file))
+              .skipped(skipped.size());
           file = null;
           return bytes;
         }

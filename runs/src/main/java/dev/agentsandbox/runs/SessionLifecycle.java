@@ -66,11 +66,7 @@ final class SessionLifecycle {
                 if (last.isPresent()) {
                   try {
                     audit.idle(
-                        run.actor,
-                        run.spec.agent(),
-                        run.runId(),
-                        session.idleSeconds,
-                        last.get().toString());
+                        run.actor, run.spec.agent(), run.runId(), session.idleSeconds, last.get());
                   } finally {
                     sandbox.kill();
                   }

@@ -23,7 +23,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -122,7 +121,7 @@ final class SessionSteps {
           code,
           e.getMessage(),
           request.command().stream().map(screen::redact).toList(),
-          new TreeSet<>(request.env().keySet()));
+          request.env().keySet().stream().sorted().toList());
       throw e;
     }
     return begin(run, session, sandbox, step, request);
@@ -143,7 +142,7 @@ final class SessionSteps {
           step.number,
           step.command,
           step.cwd.absolute(),
-          new TreeSet<>(request.env().keySet()),
+          request.env().keySet().stream().sorted().toList(),
           step.stdinBytes,
           step.background,
           step.timeoutSeconds);

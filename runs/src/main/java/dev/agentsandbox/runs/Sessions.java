@@ -1,7 +1,6 @@
 package dev.agentsandbox.runs;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.event.EgressRecorded;
 import dev.agentsandbox.runs.session.ExecRequest;
 import dev.agentsandbox.runs.session.FileForm;
 import dev.agentsandbox.runs.session.FileRead;
@@ -16,6 +15,7 @@ import dev.agentsandbox.store.Store;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -30,7 +30,6 @@ import java.util.concurrent.ExecutorService;
  */
 public final class Sessions {
   private final Store store;
-  private final ObjectMapper json;
   private final RunAdmission admission;
   private final RunSlots slots;
   private final WarmPool pool;
@@ -43,7 +42,6 @@ public final class Sessions {
 
   Sessions(
       Store store,
-      ObjectMapper json,
       RunAdmission admission,
       RunSlots slots,
       WarmPool pool,
@@ -54,7 +52,6 @@ public final class Sessions {
       SessionSteps steps,
       SessionFiles files) {
     this.store = store;
-    this.json = json;
     this.admission = admission;
     this.slots = slots;
     this.pool = pool;
@@ -84,7 +81,7 @@ public final class Sessions {
     LiveRun launched =
         switch (admitted) {
           case Admission.Refused refused ->
-              throw launcher.refuse(actor, run, refused.refusal(), true);
+              throw launcher.refuseSession(actor, run, refused.refusal());
           case Admission.Admitted ok -> {
             if (ok.warm().isPresent()) {
               executor.execute(pool::refill); // prepare its replacement
@@ -150,15 +147,16 @@ public final class Sessions {
       if (step.isPresent()) {
         LiveStep s = step.get();
         if (s.ended.isDone() && !s.ended.isCompletedExceptionally()) {
-          return StoredSteps.withDecisions(s.ended.join(), s.decisions(), s.denied());
+          return StoredSteps.withDecisions(s.ended.join(), s.decisionTrees(), s.denied());
         }
         return s.view(runId, Optional.empty(), null, null, null, "");
       }
     }
     StepRecord record = store.steps().find(runId, number).orElseThrow(() -> noStep(runId, number));
-    List<JsonNode> decisions = StoredSteps.decisions(store, json, runId, number);
-    long denied =
-        decisions.stream().filter(d -> "deny".equals(d.path("decision").asText())).count();
+    List<EgressRecorded> recorded = StoredSteps.decisions(store, runId, number);
+    long denied = recorded.stream().filter(d -> !d.allowed()).count();
+    List<Map<String, Object>> decisions =
+        recorded.stream().map(EgressRecorded::listedTree).toList();
     StepView view =
         StoredSteps.view(
             record,

@@ -1,8 +1,8 @@
 package dev.agentsandbox.runs;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.agentsandbox.policy.event.EgressRecorded;
+import dev.agentsandbox.policy.event.EventType;
+import dev.agentsandbox.runs.audit.RecordedEvent;
 import dev.agentsandbox.runs.session.StepEndReason;
 import dev.agentsandbox.runs.session.StepView;
 import dev.agentsandbox.store.AuditQuery;
@@ -11,6 +11,7 @@ import dev.agentsandbox.store.StepRecord;
 import dev.agentsandbox.store.Store;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -22,31 +23,24 @@ final class StoredSteps {
   private StoredSteps() {}
 
   /**
-   * The decisions the audit log holds for a stored step: every refusal, the first allow per host.
+   * The decisions the audit log holds for a stored step: every refusal written in full, and the
+   * session's first allow per host, whose rows name the step.
    */
-  static List<JsonNode> decisions(Store store, ObjectMapper json, String runId, int number) {
-    List<JsonNode> out = new ArrayList<>();
+  static List<EgressRecorded> decisions(Store store, String runId, int number) {
+    List<EgressRecorded> out = new ArrayList<>();
     for (AuditRow row :
-        store.audit().query(new AuditQuery(EgressRecorder.EGRESS, null, runId, null, null, 1000))) {
-      JsonNode steps = row.data().path("steps");
-      boolean attributed = false;
-      for (JsonNode n : steps) {
-        attributed |= n.asInt() == number;
+        store.audit().query(new AuditQuery(EventType.EGRESS, null, runId, null, null, 1000))) {
+      Optional<EgressRecorded> decision = RecordedEvent.of(row).as(EgressRecorded.class);
+      if (decision.isPresent()
+          && decision.get().steps().contains(number)
+          && out.size() < LiveStep.MAX_DECISIONS) {
+        out.add(decision.get());
       }
-      if (!attributed || out.size() >= LiveStep.MAX_DECISIONS) {
-        continue;
-      }
-      ObjectNode decision = json.createObjectNode();
-      decision.put("decision", row.type().equals(EgressRecorder.DENY) ? "deny" : "allow");
-      decision.setAll((ObjectNode) row.data().deepCopy());
-      decision.remove("steps");
-      decision.remove("labels");
-      out.add(decision);
     }
     return out;
   }
 
-  static StepView withDecisions(StepView view, List<JsonNode> decisions, int denied) {
+  static StepView withDecisions(StepView view, List<Map<String, Object>> decisions, int denied) {
     Optional<StepView.Output> output =
         view.output()
             .map(o -> new StepView.Output(o.stdout(), o.stderr(), o.truncated(), decisions));

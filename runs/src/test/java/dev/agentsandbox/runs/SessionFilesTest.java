@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.backend.session.PathInfo;
 import dev.agentsandbox.policy.config.SessionLimits;
+import dev.agentsandbox.policy.event.EventType;
 import dev.agentsandbox.runs.session.FileForm;
 import dev.agentsandbox.runs.session.FileRead;
 import dev.agentsandbox.runs.session.FileWritten;
@@ -142,7 +143,7 @@ class SessionFilesTest {
       }
       assertThat(bytes.sha256()).isEqualTo(written.sha256());
     }
-    List<AuditRow> rows = f.audit(SessionAudit.FILES, id);
+    List<AuditRow> rows = f.audit(EventType.FILES.wireName(), id);
     assertThat(rows).extracting(r -> r.data().get("op").asText()).containsExactly("put", "get");
     assertThat(rows)
         .allSatisfy(r -> assertThat(r.data().get("sha256").asText()).isEqualTo(sha256(body)));
@@ -223,7 +224,7 @@ class SessionFilesTest {
         .isEqualTo(SessionError.INVALID_PATH);
     assertThat(refused(() -> service.sessions().get(ACTOR, id, path, FileForm.FILE)).error())
         .isEqualTo(SessionError.INVALID_PATH);
-    assertThat(f.audit(SessionAudit.FILES, id))
+    assertThat(f.audit(EventType.FILES.wireName(), id))
         .allSatisfy(r -> assertThat(r.data().get("error").asText()).isEqualTo("invalid_path"));
     try (Stream<Path> all = Files.list(workspace())) {
       assertThat(all).isEmpty();
@@ -258,7 +259,7 @@ class SessionFilesTest {
     assertThat(put.reason()).contains("symlink");
     assertThat(get.error()).isIn(SessionError.PATH_REFUSED);
     assertThat(Files.exists(Path.of("/tmp/planted.txt"))).isFalse();
-    assertThat(f.audit(SessionAudit.FILES, id).get(0).data().get("reason").asText())
+    assertThat(f.audit(EventType.FILES.wireName(), id).get(0).data().get("reason").asText())
         .isEqualTo("symlink");
   }
 
@@ -309,7 +310,7 @@ class SessionFilesTest {
     assertThat(e.error()).isEqualTo(SessionError.INVALID_ARCHIVE);
     assertThat(e.reason()).contains(reason);
     assertThat(Files.exists(workspace().resolve("proj"))).as("nothing of it was written").isFalse();
-    AuditRow row = f.audit(SessionAudit.FILES, id).get(0);
+    AuditRow row = f.audit(EventType.FILES.wireName(), id).get(0);
     assertThat(row.data().get("error").asText()).isEqualTo("invalid_archive");
   }
 

@@ -12,6 +12,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.policy.event.EventType;
 import dev.agentsandbox.runs.session.SessionError;
 import dev.agentsandbox.runs.session.SessionRefusedException;
 import dev.agentsandbox.runs.session.SessionRequest;
@@ -80,13 +81,15 @@ class SessionLifecycleTest {
               assertThat(s.warm()).contains(false);
               assertThat(s.idleExpiresAt()).isAfter(Instant.now().plusSeconds(250));
             });
-    AuditRow launch = f.audit(RunLauncher.LAUNCH, id).get(0);
+    AuditRow launch = f.audit(EventType.LAUNCH.wireName(), id).get(0);
     assertThat(launch.data().get("kind").asText()).isEqualTo("session");
     assertThat(launch.data().get("idle_seconds").asInt()).isEqualTo(300);
-    assertThat(launch.data().get("command").isNull()).isTrue();
+    assertThat(launch.data().get("command")).as("a session's steps come later").isEmpty();
     assertThat(types(id))
         .containsSubsequence(
-            RunLauncher.LAUNCH, RunLauncher.CREDENTIALS_ISSUE, RunLifecycle.STARTED);
+            EventType.LAUNCH.wireName(),
+            EventType.CREDENTIALS_ISSUE.wireName(),
+            EventType.STARTED.wireName());
     assertThat(f.backend.resources()).contains(id);
     assertThat(service.liveCount()).as("a session holds a run slot").isEqualTo(1);
 
@@ -115,17 +118,20 @@ class SessionLifecycleTest {
     assertThat(ended.end()).contains(StepEndReason.SESSION_ENDED);
     assertThat(f.store.steps().find(id, 2).orElseThrow().endReason()).isEqualTo("session_ended");
     assertThat(f.store.tokens().authenticate(token)).as("the run token died with it").isEmpty();
-    AuditRow artifacts = f.audit(RunLifecycle.ARTIFACTS, id).get(0);
+    AuditRow artifacts = f.audit(EventType.ARTIFACTS.wireName(), id).get(0);
     assertThat(artifacts.data().get("collected").asBoolean()).isTrue();
     assertThat(artifacts.data().get("files").get(0).get("path").asText()).isEqualTo("answer.txt");
-    await().atMost(WAIT).until(() -> !f.audit(RunLifecycle.TEARDOWN, id).isEmpty());
-    AuditRow teardown = f.audit(RunLifecycle.TEARDOWN, id).get(0);
+    await().atMost(WAIT).until(() -> !f.audit(EventType.TEARDOWN.wireName(), id).isEmpty());
+    AuditRow teardown = f.audit(EventType.TEARDOWN.wireName(), id).get(0);
     assertThat(teardown.data().get("end").asText()).isEqualTo("closed");
     assertThat(teardown.data().get("removed").asBoolean()).isTrue();
     assertThat(f.backend.resources()).doesNotContain(id);
     assertThat(types(id))
         .containsSubsequence(
-            SessionAudit.CLOSE, SessionAudit.EXEC, RunLifecycle.ARTIFACTS, RunLifecycle.TEARDOWN);
+            EventType.CLOSE.wireName(),
+            EventType.EXEC.wireName(),
+            EventType.ARTIFACTS.wireName(),
+            EventType.TEARDOWN.wireName());
     await().atMost(WAIT).until(() -> service.liveCount() == 0);
 
     assertThatThrownBy(() -> service.sessions().exec(ACTOR, id, sh("true")))
@@ -159,10 +165,10 @@ class SessionLifecycleTest {
     assertThat(seconds)
         .as("ended a little after the idle second that followed the step")
         .isGreaterThan(2.9);
-    AuditRow idle = f.audit(SessionAudit.IDLE, id).get(0);
+    AuditRow idle = f.audit(EventType.IDLE.wireName(), id).get(0);
     assertThat(idle.data().get("idle_seconds").asInt()).isEqualTo(1);
-    await().atMost(WAIT).until(() -> !f.audit(RunLifecycle.TEARDOWN, id).isEmpty());
-    assertThat(f.audit(RunLifecycle.TEARDOWN, id).get(0).data().get("end").asText())
+    await().atMost(WAIT).until(() -> !f.audit(EventType.TEARDOWN.wireName(), id).isEmpty());
+    assertThat(f.audit(EventType.TEARDOWN.wireName(), id).get(0).data().get("end").asText())
         .isEqualTo("idle");
     assertThat(f.backend.resources()).doesNotContain(id);
   }
@@ -182,7 +188,7 @@ class SessionLifecycleTest {
         .isLessThanOrEqualTo(2);
     await().atMost(WAIT).until(() -> !stored(id).status().active());
     assertThat(stored(id).status()).isEqualTo(RunStatus.DEADLINE);
-    assertThat(f.audit(RunLifecycle.TIMEOUT, id)).hasSize(1);
+    assertThat(f.audit(EventType.TIMEOUT.wireName(), id)).hasSize(1);
     await().atMost(WAIT).until(() -> !f.backend.resources().contains(id));
   }
 
@@ -198,7 +204,7 @@ class SessionLifecycleTest {
     await().atMost(WAIT).until(() -> !stored(id).status().active());
     assertThat(stored(id).status()).isEqualTo(RunStatus.FAILED);
     assertThat(stored(id).endReason()).isEqualTo("proxy_died");
-    assertThat(f.audit(RunLifecycle.PROXY_DIED, id)).hasSize(1);
+    assertThat(f.audit(EventType.PROXY_DIED.wireName(), id)).hasSize(1);
     await().atMost(WAIT).until(() -> !f.backend.resources().contains(id));
   }
 
@@ -217,7 +223,7 @@ class SessionLifecycleTest {
               runId[0] = e.runId().get();
             });
     assertThat(stored(runId[0]).status()).isEqualTo(RunStatus.FAILED);
-    assertThat(f.audit(RunLifecycle.FAILURE, runId[0])).hasSize(1);
+    assertThat(f.audit(EventType.FAILURE.wireName(), runId[0])).hasSize(1);
     assertThat(f.backend.resources()).doesNotContain(runId[0]);
     await().atMost(WAIT).until(() -> service.liveCount() == 0);
   }
@@ -240,7 +246,7 @@ class SessionLifecycleTest {
     assertThat(stored(id).status()).isEqualTo(RunStatus.FAILED);
     assertThat(f.store.steps().running(id)).isEmpty();
     assertThat(f.store.steps().find(id, 2).orElseThrow().endReason()).isEqualTo("session_ended");
-    List<AuditRow> execs = f.audit(SessionAudit.EXEC, id);
+    List<AuditRow> execs = f.audit(EventType.EXEC.wireName(), id);
     assertThat(execs).extracting(r -> r.data().get("step").asInt()).containsExactly(1, 2);
     assertThat(execs.get(1).data().get("end").asText()).isEqualTo("session_ended");
     assertThatThrownBy(() -> second.sessions().exec(ACTOR, id, sh("true")))
@@ -272,7 +278,7 @@ class SessionLifecycleTest {
     assertThat(opened.record().runId()).isEqualTo(prepared);
     assertThat(opened.session().orElseThrow().warm()).contains(true);
     assertThat(f.backend.handOvers(prepared)).isEqualTo(1);
-    assertThat(f.audit(RunLauncher.LAUNCH, prepared).get(0).data().get("warm").asBoolean())
+    assertThat(f.audit(EventType.LAUNCH.wireName(), prepared).get(0).data().get("warm").asBoolean())
         .isTrue();
     assertThat(run(service, prepared, sh("echo warm")).output().orElseThrow().stdout())
         .isEqualTo("warm\n");
@@ -294,8 +300,9 @@ class SessionLifecycleTest {
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> assertThat(e.refusal()).isEqualTo(Refusal.INVALID_REQUEST));
-    AuditRow refused = f.audit(RunLauncher.REFUSED, null).get(0);
+    AuditRow refused = f.audit(EventType.REFUSED.wireName(), null).get(0);
     assertThat(refused.data().get("kind").asText()).isEqualTo("session");
+    assertThat(refused.data().get("command")).as("a session has no command").isEmpty();
     assertThat(f.store.runs().recent(10)).isEmpty();
   }
 

@@ -12,6 +12,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.policy.config.SessionLimits;
+import dev.agentsandbox.policy.event.DecisionRecord;
+import dev.agentsandbox.policy.event.EventType;
+import dev.agentsandbox.policy.net.Reason;
 import dev.agentsandbox.runs.session.ExecRequest;
 import dev.agentsandbox.runs.session.SessionError;
 import dev.agentsandbox.runs.session.SessionRefusedException;
@@ -91,8 +94,8 @@ class SessionStepsTest {
     assertThat(second.exitStatus()).isEqualTo(7);
     assertThat(second.output().orElseThrow().stdout()).isEqualTo("fed on stdin\n");
     assertThat(second.stdinBytes()).isEqualTo(13);
-    List<AuditRow> starts = f.audit(SessionAudit.EXEC_START, id);
-    List<AuditRow> ends = f.audit(SessionAudit.EXEC, id);
+    List<AuditRow> starts = f.audit(EventType.EXEC_START.wireName(), id);
+    List<AuditRow> ends = f.audit(EventType.EXEC.wireName(), id);
     assertThat(starts).extracting(r -> r.data().get("step").asInt()).containsExactly(1, 2);
     assertThat(ends).extracting(r -> r.data().get("exit_status").asInt()).containsExactly(0, 7);
     assertThat(starts.get(1).data().get("stdin_bytes").asInt()).isEqualTo(13);
@@ -138,8 +141,9 @@ class SessionStepsTest {
     StepView killed = server.await(WAIT).orElseThrow();
     assertThat(killed.end()).contains(StepEndReason.KILLED);
     assertThat(killed.exitStatus()).isEqualTo(137);
-    assertThat(f.audit(SessionAudit.STEP_KILL, id)).hasSize(1);
-    assertThat(f.audit(SessionAudit.STEP_KILL, id).get(0).data().get("requested_by").asText())
+    assertThat(f.audit(EventType.STEP_KILL.wireName(), id)).hasSize(1);
+    assertThat(
+            f.audit(EventType.STEP_KILL.wireName(), id).get(0).data().get("requested_by").asText())
         .isEqualTo(ACTOR);
     assertThatThrownBy(() -> service.sessions().killStep(ACTOR, id, 1))
         .isInstanceOfSatisfying(
@@ -172,7 +176,7 @@ class SessionStepsTest {
         Long.parseLong(
             run(service, id, sh("cat child.pid")).output().orElseThrow().stdout().strip());
     await().atMost(WAIT).until(() -> ProcessHandle.of(child).map(p -> !p.isAlive()).orElse(true));
-    assertThat(f.audit(SessionAudit.EXEC, id).get(0).data().get("end").asText())
+    assertThat(f.audit(EventType.EXEC.wireName(), id).get(0).data().get("end").asText())
         .isEqualTo("timeout");
   }
 
@@ -185,7 +189,7 @@ class SessionStepsTest {
     }
 
     assertThat(refusal(sh("true")).error()).isEqualTo(SessionError.TOO_MANY_STEPS);
-    assertThat(f.audit(SessionAudit.EXEC_REFUSED, id).get(0).data().get("error").asText())
+    assertThat(f.audit(EventType.EXEC_REFUSED.wireName(), id).get(0).data().get("error").asText())
         .isEqualTo("too_many_steps");
 
     service.sessions().killStep(ACTOR, id, 3);
@@ -214,7 +218,7 @@ class SessionStepsTest {
     assertThat(session.held(1)).as("an old step is the store's, not memory's").isEmpty();
     assertThat(session.held(1000)).isPresent();
     assertThat(service.sessions().step(id, 1).exitStatus()).isZero();
-    assertThat(f.audit(SessionAudit.EXEC, id)).hasSize(1000);
+    assertThat(f.audit(EventType.EXEC.wireName(), id)).hasSize(1000);
   }
 
   private LiveSession heldSession() throws Exception {
@@ -265,7 +269,7 @@ class SessionStepsTest {
 
     assertThat(e.error()).isEqualTo(SessionError.STDIN_TOO_LARGE);
     assertThat(e.getMessage()).contains("17 bytes").contains("max_stdin_bytes of 16");
-    assertThat(f.audit(SessionAudit.EXEC_REFUSED, id)).hasSize(1);
+    assertThat(f.audit(EventType.EXEC_REFUSED.wireName(), id)).hasSize(1);
     assertThat(f.store.steps().count(id)).isEqualTo(1);
   }
 
@@ -293,7 +297,7 @@ class SessionStepsTest {
                         step(List.of("true"), Map.of("HTTPS_PROXY", "http://evil:3128"), "", 60)))
         .isInstanceOfSatisfying(
             RunRefusedException.class, e -> assertThat(e.refusal()).isEqualTo(Refusal.ENV_REFUSED));
-    assertThat(f.audit(SessionAudit.EXEC_REFUSED, id)).hasSize(9);
+    assertThat(f.audit(EventType.EXEC_REFUSED.wireName(), id)).hasSize(9);
     assertThat(f.store.steps().count(id)).as("no refused step got a number").isZero();
   }
 
@@ -331,7 +335,7 @@ class SessionStepsTest {
             + service.view(id).outputTail()
             + f.store.steps().find(id, 1).orElseThrow();
     assertThat(everything).doesNotContain("s3cr3t-session-value", "argument-secret-value", token);
-    AuditRow start = f.audit(SessionAudit.EXEC_START, id).get(0);
+    AuditRow start = f.audit(EventType.EXEC_START.wireName(), id).get(0);
     assertThat(start.data().get("env_keys").get(0).asText()).isEqualTo("STEP_SECRET");
   }
 
@@ -348,11 +352,11 @@ class SessionStepsTest {
     f.backend.session(id).decide(decision("allow", "api.vendor.com", Instant.now()));
 
     assertThat(service.sessions().step(id, 1).output().orElseThrow().egress())
-        .extracting(d -> d.get("host").asText())
+        .extracting(d -> d.get("host"))
         .containsExactly("pypi.org", "late.example", "api.vendor.com");
     StepView two = service.sessions().step(id, 2);
     assertThat(two.output().orElseThrow().egress())
-        .extracting(d -> d.get("host").asText())
+        .extracting(d -> d.get("host"))
         .containsExactly("pypi.org", "late.example");
     assertThat(two.egressDenied()).isEqualTo(2);
     List<AuditRow> denies = f.audit("agent_sandbox.egress.deny", id);
@@ -365,16 +369,26 @@ class SessionStepsTest {
     assertThat(server.await(WAIT).orElseThrow().end()).contains(StepEndReason.KILLED);
   }
 
+  /** A proxy decision line as the proxy writes it (its DecisionRecord), made at {@code at}. */
   private static String decision(String decision, String host, Instant at) {
-    return "{\"time\":\""
-        + at
-        + "\",\"decision\":\""
-        + decision
-        + "\",\"host\":\""
-        + host
-        + "\",\"port\":443,\"reason\":\""
-        + (decision.equals("deny") ? "not-allowed" : "allowed")
-        + "\"}";
+    boolean allowed = decision.equals("allow");
+    return Decisions.line(
+        new DecisionRecord(
+            at,
+            "run",
+            "172.30.0.2:40000",
+            "CONNECT",
+            host,
+            443,
+            allowed,
+            allowed ? Reason.ALLOWED : Reason.NOT_ALLOWED,
+            allowed ? "203.0.113.7" : null,
+            0,
+            0,
+            1,
+            allowed,
+            null,
+            null));
   }
 
   @Test
@@ -387,7 +401,7 @@ class SessionStepsTest {
 
     assertThat(view.end()).contains(StepEndReason.EXIT);
     assertThat(view.output().orElseThrow().stdout()).isEqualTo("done\n");
-    assertThat(f.audit(SessionAudit.EXEC, id).get(0).data().get("detail").asText())
+    assertThat(f.audit(EventType.EXEC.wireName(), id).get(0).data().get("detail").asText())
         .contains("the client went away");
   }
 
@@ -426,8 +440,8 @@ class SessionStepsTest {
               SessionRefusedException.class,
               e -> assertThat(e.error()).isEqualTo(SessionError.FILE_NOT_FOUND));
       assertThat(f.backend.session(id).folder()).isNotEqualTo(f.backend.session(other).folder());
-      assertThat(f.audit(SessionAudit.EXEC, other)).hasSize(1);
-      assertThat(f.audit(SessionAudit.EXEC, id)).hasSize(1);
+      assertThat(f.audit(EventType.EXEC.wireName(), other)).hasSize(1);
+      assertThat(f.audit(EventType.EXEC.wireName(), id)).hasSize(1);
     } finally {
       service.sessions().close(ACTOR, other);
     }
@@ -447,6 +461,6 @@ class SessionStepsTest {
     assertThat(link.reason()).contains("symlink");
     assertThat(missing.error()).isEqualTo(SessionError.FILE_NOT_FOUND);
     assertThat(f.store.steps().find(id, 2).orElseThrow().endReason()).isEqualTo("error");
-    assertThat(f.audit(SessionAudit.EXEC, id)).hasSize(3);
+    assertThat(f.audit(EventType.EXEC.wireName(), id)).hasSize(3);
   }
 }

@@ -1,8 +1,8 @@
 package dev.agentsandbox.runs.session;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -66,9 +66,11 @@ public record StepView(
    *     when read from the store)
    * @param stderr the redacted end of its standard error, the same way
    * @param truncated whether the tails lack the start of what it wrote
-   * @param egress the decisions the run's proxy made while it ran, oldest first (at most 100)
+   * @param egress the decisions the run's proxy made while it ran, oldest first (at most 100), each
+   *     a plain tree as a run's {@code egress} lists it
    */
-  public record Output(String stdout, String stderr, boolean truncated, List<JsonNode> egress) {
+  public record Output(
+      String stdout, String stderr, boolean truncated, List<Map<String, Object>> egress) {
     public Output {
       Objects.requireNonNull(stdout, "stdout");
       Objects.requireNonNull(stderr, "stderr");

@@ -1,6 +1,5 @@
 package dev.agentsandbox.server.run;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.runs.RunOutput;
@@ -136,9 +135,9 @@ public final class SessionEndpoints {
   }
 
   private int decisions(RunningStep step, int seen, OutputStream out) throws IOException {
-    List<JsonNode> fresh = step.decisionsFrom(seen);
-    for (JsonNode decision : fresh) {
-      out.write(follower.line("egress", decision));
+    List<java.util.Map<String, Object>> fresh = step.decisionsFrom(seen);
+    for (java.util.Map<String, Object> decision : fresh) {
+      out.write(follower.line("egress", mapper.valueToTree(decision)));
     }
     return seen + fresh.size();
   }

@@ -49,7 +49,8 @@ final class SessionJson {
         .ifPresent(
             output -> {
               view.put("output_truncated", output.truncated());
-              view.putArray("egress").addAll(output.egress());
+              ArrayNode egress = view.putArray("egress");
+              output.egress().forEach(d -> egress.add(mapper.valueToTree(d)));
             });
     view.put("egress_denied", step.egressDenied());
     if (!step.detail().isEmpty()) {

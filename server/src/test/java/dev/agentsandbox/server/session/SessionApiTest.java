@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.event.DecisionRecord;
+import dev.agentsandbox.policy.net.Reason;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.runs.local.LocalSessionBackend;
@@ -233,10 +235,24 @@ class SessionApiTest {
     backend
         .sandbox(id)
         .decide(
-            "{\"time\":\""
-                + Instant.now()
-                + "\",\"decision\":\"deny\",\"host\":\"pypi.org\",\"port\":443,"
-                + "\"reason\":\"not-allowed\",\"client\":\"10.0.0.2:4000\",\"method\":\"CONNECT\"}");
+            JSON.writeValueAsString(
+                new DecisionRecord(
+                        Instant.now(),
+                        id,
+                        "10.0.0.2:4000",
+                        "CONNECT",
+                        "pypi.org",
+                        443,
+                        false,
+                        Reason.NOT_ALLOWED,
+                        null,
+                        0,
+                        0,
+                        1,
+                        false,
+                        null,
+                        "refused by the test")
+                    .toTree()));
     assertThat(json("DELETE", BASE + "/runs/" + id + "/steps/3", admin, null).statusCode())
         .isEqualTo(202);
     JsonNode killed = awaitStepEnd(id, 3);

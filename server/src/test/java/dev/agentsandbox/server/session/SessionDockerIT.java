@@ -14,40 +14,50 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * {@link SessionEndToEndContract} on the real Docker backend (runc or runsc, as the host has).
- * Skipped (never passed) until the Docker backend opens sessions ({@link
- * DockerBackend#opensSessions()}): it enables itself when that lands.
+ * {@link SessionEndToEndContract} on the real Docker backend as configured by default: under runsc
+ * where the daemon has gVisor registered (CI's and this host's have), else runc; {@link
+ * SessionDockerRuncIT} runs it under runc. Skipped (never passed) until the Docker backend opens
+ * sessions ({@link DockerBackend#opensSessions()}): it enables itself when that lands.
  */
 class SessionDockerIT extends SessionEndToEndContract {
   private static DockerClient docker;
 
   @BeforeAll
   static void startOnDocker() throws Exception {
-    docker = DockerClients.fromEnvironment();
-    DockerBackend backend = new DockerBackend(docker, DockerBackendConfig.defaults());
+    DockerBackend backend = new DockerBackend(docker(), DockerBackendConfig.defaults());
     Assumptions.assumeTrue(
         backend.opensSessions(),
         "the Docker backend does not open sessions yet (SandboxBackend.opensSessions is false)");
     assertThat(backend.probe().available())
         .as("a Docker daemon (scripts/services/docker.sh start)")
         .isTrue();
-    for (String image : List.of(IMAGE, DockerBackendConfig.DEFAULT_PROXY_IMAGE)) {
-      docker
-          .inspectImageCmd(image)
-          .exec(); // fails naming the image when images/build.sh was not run
-    }
+    images();
     start(backend, SessionDockerIT::labelled, 900);
+  }
+
+  /** The images both runtimes' cases need; fails naming one when images/build.sh was not run. */
+  static void images() {
+    for (String image : List.of(IMAGE, DockerBackendConfig.DEFAULT_PROXY_IMAGE)) {
+      docker().inspectImageCmd(image).exec();
+    }
+  }
+
+  private static synchronized DockerClient docker() {
+    if (docker == null) {
+      docker = DockerClients.fromEnvironment();
+    }
+    return docker;
   }
 
   static List<String> labelled(String runId) {
     List<String> found = new ArrayList<>();
-    docker
+    docker()
         .listContainersCmd()
         .withShowAll(true)
         .withLabelFilter(Map.of(Labels.RUN_ID, runId))
         .exec()
         .forEach(c -> found.add("container " + String.join(",", c.getNames())));
-    docker
+    docker()
         .listNetworksCmd()
         .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
         .exec()

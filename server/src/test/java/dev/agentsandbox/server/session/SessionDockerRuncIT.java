@@ -1,0 +1,42 @@
+package dev.agentsandbox.server.session;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.agentsandbox.backend.docker.DockerBackend;
+import dev.agentsandbox.backend.docker.DockerBackendConfig;
+import dev.agentsandbox.backend.docker.DockerClients;
+import java.time.Duration;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * {@link SessionEndToEndContract} on the real Docker backend under runc, beside {@link
+ * SessionDockerIT} under runsc where the daemon has gVisor registered: the gVisor runtime is named
+ * as one the daemon does not have, so the backend launches under runc (as {@code RunContractIT}
+ * does). Skipped (never passed) until the Docker backend opens sessions ({@link
+ * DockerBackend#opensSessions()}): it enables itself when that lands.
+ */
+class SessionDockerRuncIT extends SessionEndToEndContract {
+  @BeforeAll
+  static void startOnDockerUnderRunc() throws Exception {
+    DockerBackendConfig runc =
+        new DockerBackendConfig(
+            DockerBackendConfig.DEFAULT_PROXY_IMAGE,
+            3128,
+            "65534:65534",
+            64,
+            256,
+            Duration.ofSeconds(30),
+            "no-such-runtime");
+    DockerBackend backend = new DockerBackend(DockerClients.fromEnvironment(), runc);
+    Assumptions.assumeTrue(
+        backend.opensSessions(),
+        "the Docker backend does not open sessions yet (DockerBackend.opensSessions is false)");
+    assertThat(backend.probe().available())
+        .as("a Docker daemon (scripts/services/docker.sh start)")
+        .isTrue();
+    assertThat(backend.probe().runtime()).as("the runtime it launches under").isEqualTo("runc");
+    SessionDockerIT.images();
+    start(backend, SessionDockerIT::labelled, 900);
+  }
+}
