@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
     name = "session",
     mixinStandardHelpOptions = true,
     description = {
-      "Work in a sandbox step by step: open it, run steps, copy files in and out, close it",
+      "Work in a sandbox step by step: open, exec, cp in and out, close",
       "",
       "A session is a run whose commands come later: it keeps its sandbox, proxy, policy,"
           + " credentials and audit rows between steps, ends when closed, after idle_seconds"
@@ -41,7 +41,7 @@ import picocli.CommandLine.Spec;
     },
     footerHeading = "%nExamples:%n",
     footer = {
-      "  id=$(agent-sandbox session open --agent helper)",
+      "  agent-sandbox session open --agent helper   (prints its id: $id below)",
       "  agent-sandbox session cp ./project $id:app",
       "  agent-sandbox session exec --cwd app $id -- pytest -q",
       "  agent-sandbox session cp $id:app/report.xml .",
