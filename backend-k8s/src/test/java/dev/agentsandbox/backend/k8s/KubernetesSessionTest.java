@@ -130,7 +130,7 @@ class KubernetesSessionTest {
     }
   }
 
-  private static StepEnd run(SessionSandbox session, int number, String script, Output output)
+  static StepEnd run(SessionSandbox session, int number, String script, Output output)
       throws InterruptedException {
     return session
         .exec(
