@@ -70,6 +70,11 @@ final class SessionCommand implements Callable<Integer> {
         "0:opened",
         "1:refused or failed (the message says why)",
         "2:the command line was wrong"
+      },
+      footerHeading = "%nExamples:%n",
+      footer = {
+        "  agent-sandbox session open --agent helper",
+        "  agent-sandbox session open --agent helper --idle 900 -l ticket=OPS-7 -o json"
       })
   static final class Open implements Callable<Integer> {
     @Spec CommandSpec spec;
@@ -143,7 +148,9 @@ final class SessionCommand implements Callable<Integer> {
         "Close a session: running steps end, /workspace/out is collected, the sandbox is removed",
         "",
         "Prints how it ended; -o json the whole result."
-      })
+      },
+      footerHeading = "%nExamples:%n",
+      footer = {"  agent-sandbox session close $id", "  agent-sandbox session close -o json $id"})
   static final class Close implements Callable<Integer> {
     @Spec CommandSpec spec;
     @Mixin ApiConnection api;
@@ -188,7 +195,9 @@ final class SessionCommand implements Callable<Integer> {
       mixinStandardHelpOptions = true,
       description = {
         "List a session's steps in order: status, end, exit status, duration, command"
-      })
+      },
+      footerHeading = "%nExamples:%n",
+      footer = {"  agent-sandbox session steps $id", "  agent-sandbox session steps -o json $id"})
   static final class Steps implements Callable<Integer> {
     @Spec CommandSpec spec;
     @Mixin ApiConnection api;
