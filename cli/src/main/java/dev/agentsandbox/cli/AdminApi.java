@@ -30,6 +30,9 @@ final class AdminApi implements AutoCloseable {
   static final String EGRESS_POLICY = "/api/admin/platform/egress-policy";
   static final String AUDIT = "/api/admin/platform/audit";
 
+  /** Who the token presented is (its name, scopes and agents). */
+  static final String TOKEN = "/api/admin/platform/token";
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String base;

@@ -9,6 +9,7 @@ import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.credentials.IssuedCredential;
 import dev.agentsandbox.credentials.RunIdentity;
 import dev.agentsandbox.credentials.UnableToIssueCredentialException;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.CredentialSpec;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.store.AuditEvent;
@@ -62,7 +63,12 @@ final class RunLauncher {
    * Launches the run, entered in {@code live} before its lifecycle starts. The slot is released
    * here if the run never reaches its lifecycle, else when the lifecycle retires it.
    */
-  LiveRun launch(String actor, RunRequest request, Admission.Admitted admitted, LiveRuns live) {
+  LiveRun launch(
+      String actor,
+      AgentGrant grant,
+      RunRequest request,
+      Admission.Admitted admitted,
+      LiveRuns live) {
     RunSpec spec = admitted.spec();
     Instant deadline = clock.instant().plus(spec.ttl());
     List<IssuedCredential> minted;
@@ -77,6 +83,7 @@ final class RunLauncher {
       abandon(admitted);
       throw refuse(
           actor,
+          grant,
           request,
           new RunRefusedException(
               Refusal.CREDENTIAL_REFUSED,
@@ -203,11 +210,20 @@ final class RunLauncher {
     return data;
   }
 
-  /** Audits the refusal and returns it, for the caller to throw. */
-  RunRefusedException refuse(String actor, RunRequest request, RunRefusedException e) {
+  /**
+   * Audits the refusal and returns it, for the caller to throw. A token limited to agents has them
+   * on the row ({@code token_agents}), so that a reviewer sees why its run of another agent was
+   * refused as not listed.
+   */
+  RunRefusedException refuse(
+      String actor, AgentGrant grant, RunRequest request, RunRefusedException e) {
     ObjectNode data = json.createObjectNode();
     data.put("reason", e.refusal().code());
     data.put("message", e.getMessage());
+    if (grant.limited()) {
+      ArrayNode agents = data.putArray("token_agents");
+      grant.named().forEach(agents::add);
+    }
     ArrayNode problems = data.putArray("problems");
     e.problems().forEach(problems::add);
     ArrayNode keys = data.putArray("env_keys");

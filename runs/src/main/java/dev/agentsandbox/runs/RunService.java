@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.SandboxPlan;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.RunRecord;
@@ -69,9 +70,14 @@ public final class RunService {
         new RunLauncher(store, settings, clock, executor, json, lifecycle, contract.credentials());
   }
 
-  /** What a run of this request would create, creating nothing; see {@link RunAdmission#plan}. */
-  public PlanView plan(RunRequest request) {
-    RunAdmission.Planned planned = admission.plan(request);
+  /**
+   * What a run of this request would create, creating nothing; see {@link RunAdmission#plan}.
+   *
+   * @param grant the agents the caller's token may use: another agent's plan is refused as if the
+   *     agent were not listed
+   */
+  public PlanView plan(RunRequest request, AgentGrant grant) {
+    RunAdmission.Planned planned = admission.plan(request, grant);
     SandboxPlan plan = planned.selection().backend().plan(planned.spec());
     return RunViews.plan(
         planned.spec(), plan, planned.selection().probe(), planned.enabled(), planned.configured());
@@ -80,19 +86,23 @@ public final class RunService {
   /**
    * Starts a run and returns at once with its id; the run goes on on the service's executor.
    *
+   * @param actor who asks: the token's name, on every row of the run
+   * @param grant the agents the token may use: another agent is refused exactly as one that is not
+   *     listed (and audited so, with the token's agents)
    * @throws RunRefusedException when the run must not happen; an {@code agent_sandbox.refused} row
    *     has been written
    */
-  public String start(String actor, RunRequest request) {
-    return launch(actor, request).runId();
+  public String start(String actor, AgentGrant grant, RunRequest request) {
+    return launch(actor, grant, request).runId();
   }
 
   /**
    * Starts a run and waits for its result (exit status, outputs collected, rows written); the
    * sandbox is removed after this returns, and its {@code agent_sandbox.teardown} row follows.
    */
-  public RunView run(String actor, RunRequest request) throws InterruptedException {
-    LiveRun run = launch(actor, request);
+  public RunView run(String actor, AgentGrant grant, RunRequest request)
+      throws InterruptedException {
+    LiveRun run = launch(actor, grant, request);
     try {
       run.ended.get();
     } catch (ExecutionException e) {
@@ -101,14 +111,15 @@ public final class RunService {
     return view(run.runId());
   }
 
-  private LiveRun launch(String actor, RunRequest request) {
-    return switch (admission.admit(request, slots, pool)) {
-      case Admission.Refused refused -> throw launcher.refuse(actor, request, refused.refusal());
+  private LiveRun launch(String actor, AgentGrant grant, RunRequest request) {
+    return switch (admission.admit(request, grant, slots, pool)) {
+      case Admission.Refused refused ->
+          throw launcher.refuse(actor, grant, request, refused.refusal());
       case Admission.Admitted admitted -> {
         if (admitted.warm().isPresent()) {
           executor.execute(pool::refill); // prepare its replacement
         }
-        yield launcher.launch(actor, request, admitted, live);
+        yield launcher.launch(actor, grant, request, admitted, live);
       }
     };
   }
@@ -134,6 +145,19 @@ public final class RunService {
   private RunRecord stored(String runId) {
     return (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
         .orElseThrow(() -> new RunNotFoundException(runId));
+  }
+
+  /**
+   * The agent whose run {@code runId} is, while this control plane holds it or its store has it;
+   * empty for an id no run has. Every endpoint of a run asks it before anything else, for the
+   * token's agents (docs/architecture.md invariant 13).
+   */
+  public Optional<String> agentOf(String runId) {
+    Optional<LiveRun> known = live.held(runId);
+    if (known.isPresent()) {
+      return Optional.of(known.get().spec.agent());
+    }
+    return RunIds.valid(runId) ? store.runs().find(runId).map(RunRecord::agent) : Optional.empty();
   }
 
   /** The run's state and, once it ended, its result. */
@@ -195,7 +219,28 @@ public final class RunService {
    */
   public List<RunRecord> recent(
       String agent, RunStatus status, Instant since, Map<String, String> labels, int limit) {
-    return store.runs().recent(agent, status, since, labels, limit);
+    return recent(AgentGrant.EVERY, agent, status, since, labels, limit);
+  }
+
+  /**
+   * Like {@link #recent(String, RunStatus, Instant, Map, int)}, among the runs of the agents {@code
+   * grant} permits only: an agent it does not permit has no runs.
+   */
+  public List<RunRecord> recent(
+      AgentGrant grant,
+      String agent,
+      RunStatus status,
+      Instant since,
+      Map<String, String> labels,
+      int limit) {
+    if (agent != null) {
+      return grant.permits(agent)
+          ? store.runs().recent(agent, status, since, labels, limit)
+          : List.of();
+    }
+    return store
+        .runs()
+        .recentAmong(grant.limited() ? grant.named() : null, status, since, labels, limit);
   }
 
   /**

@@ -17,6 +17,7 @@ import dev.agentsandbox.credentials.CommandIssuer;
 import dev.agentsandbox.credentials.JwtIssuer;
 import dev.agentsandbox.credentials.JwtKeyRing;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.AgentSettings;
 import dev.agentsandbox.policy.config.Backend;
 import dev.agentsandbox.policy.config.CredentialSpec;
@@ -192,7 +193,9 @@ class RunContractTest {
             null);
     String runId =
         service.start(
-            ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of(), Map.of("owner", "alice")));
+            ACTOR,
+            AgentGrant.EVERY,
+            new RunRequest(AGENT, List.of("hangs"), Map.of(), Map.of("owner", "alice")));
     assertThat(backend.awaitStarted(runId, Duration.ofSeconds(20))).isTrue();
     RunSpec launched = backend.launched(runId);
     Map<String, RunCredential> byName =
@@ -242,7 +245,8 @@ class RunContractTest {
   @Test
   void outputsAreKeptAndTheHostileOnesNamedAsDropped() {
     RunService service = service(Map.of(), null);
-    String runId = service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()));
+    String runId =
+        service.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of()));
     org.awaitility.Awaitility.await()
         .atMost(Duration.ofSeconds(20))
         .until(() -> service.liveCount() == 0);
@@ -262,11 +266,13 @@ class RunContractTest {
   @Test
   void retentionDeletesTheArtifactsOfRunsEndedLongerAgoAndNothingElse() throws Exception {
     RunService service = service(Map.of(), null);
-    String ended = service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()));
+    String ended =
+        service.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of()));
     org.awaitility.Awaitility.await()
         .atMost(Duration.ofSeconds(20))
         .until(() -> service.liveCount() == 0);
-    String live = service.start(ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of()));
+    String live =
+        service.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("hangs"), Map.of()));
     FolderArtifactStore artifacts = new FolderArtifactStore(temp.resolve("artifacts"));
     Path file = temp.resolve("planted");
     Files.writeString(file, "x");
@@ -305,7 +311,8 @@ class RunContractTest {
   @Test
   void aBackendThatDoesNotCollectSaysSo() {
     RunService service = service(Map.of(), null);
-    String runId = service.start(ACTOR, new RunRequest(AGENT, List.of("leaks"), Map.of()));
+    String runId =
+        service.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("leaks"), Map.of()));
     org.awaitility.Awaitility.await()
         .atMost(Duration.ofSeconds(20))
         .until(() -> service.liveCount() == 0);
@@ -331,7 +338,10 @@ class RunContractTest {
                 "self", spec("self", CredentialSpec.Source.RUN_TOKEN, null),
                 "aws", spec("aws", CredentialSpec.Source.COMMAND, "mint")),
             script);
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -365,7 +375,10 @@ class RunContractTest {
     Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
     RunService service =
         service(Map.of("aws", spec("aws", CredentialSpec.Source.COMMAND, "mint")), script);
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -387,7 +400,10 @@ class RunContractTest {
   void credentialsThisControlPlaneCannotMintRefuseTheRun() {
     RunService service =
         service(Map.of("aws", spec("aws", CredentialSpec.Source.COMMAND, "unregistered")), null);
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -408,7 +424,10 @@ class RunContractTest {
         }.script("ok", Script.exits(0, ""));
     RunService service =
         service(Map.of("self", spec("self", CredentialSpec.Source.RUN_TOKEN, null)), null);
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -419,7 +438,8 @@ class RunContractTest {
     assertThat(backend.resources()).isEmpty();
     // without credentials the same backend runs the agent
     RunService plain = service(Map.of(), null);
-    assertThat(plain.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()))).isNotBlank();
+    assertThat(plain.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
+        .isNotBlank();
   }
 
   @Test
@@ -436,7 +456,10 @@ class RunContractTest {
                 new TreeSet<>()),
             new TreeSet<>(List.of(4000)));
     RunService service = service(Map.of(), null, Map.of("gateway", gateway));
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -451,7 +474,9 @@ class RunContractTest {
             Map.of(),
             null,
             Map.of("mirror", InternalDestination.range("mirror", "10.20.1.0/28", 443)));
-    assertThat(ranged.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()))).isNotBlank();
+    assertThat(
+            ranged.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
+        .isNotBlank();
     org.awaitility.Awaitility.await()
         .atMost(Duration.ofSeconds(20))
         .until(() -> ranged.liveCount() == 0);
@@ -464,6 +489,7 @@ class RunContractTest {
             () ->
                 service.start(
                     ACTOR,
+                    AgentGrant.EVERY,
                     new RunRequest(
                         AGENT, List.of("ok"), Map.of(), Map.of("agent-sandbox.dev/run-id", "x"))))
         .isInstanceOfSatisfying(

@@ -135,11 +135,13 @@ public final class AgentSandboxServer implements AutoCloseable {
                 new dev.agentsandbox.server.run.ArtifactEndpoints(
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
                 new dev.agentsandbox.server.run.TimelineEndpoints(store, mapper),
-                new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper)));
+                new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper),
+                new TokenEndpoint(mapper)));
     ApiHandler handler =
         new ApiHandler(
             router,
             new Authenticator(store.tokens()),
+            new dev.agentsandbox.server.run.AgentRunGuard(runs),
             new ErrorMapper(mapper),
             metrics,
             mapper,
