@@ -26,6 +26,7 @@ import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.OutputLimits;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.policy.event.EventType;
 import dev.agentsandbox.runs.InMemoryBackend.Script;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
@@ -223,7 +224,7 @@ class RunContractTest {
     assertThat(store.tokens().authenticate(byName.get("self").value())).isEmpty();
     // the audit rows name the credentials but never hold their values; every row has the labels
     List<AuditRow> rows = rows(runId);
-    assertThat(rows).extracting(AuditRow::type).contains(RunLauncher.CREDENTIALS_ISSUE);
+    assertThat(rows).extracting(AuditRow::type).contains(EventType.CREDENTIALS_ISSUE.wireName());
     String all = rows.toString() + store.runs().find(runId).orElseThrow();
     for (RunCredential c : launched.credentials()) {
       assertThat(all).doesNotContain(c.value());
@@ -232,7 +233,10 @@ class RunContractTest {
         .allSatisfy(
             r -> assertThat(r.data().get("labels").get("owner").asText()).isEqualTo("alice"));
     AuditRow issue =
-        rows.stream().filter(r -> r.type().equals(RunLauncher.CREDENTIALS_ISSUE)).findFirst().get();
+        rows.stream()
+            .filter(r -> r.type().equals(EventType.CREDENTIALS_ISSUE.wireName()))
+            .findFirst()
+            .get();
     assertThat(issue.data().get("credentials").findValuesAsText("name"))
         .containsExactly("gateway", "self");
     assertThat(
@@ -252,7 +256,7 @@ class RunContractTest {
         .until(() -> service.liveCount() == 0);
     AuditRow artifacts =
         rows(runId).stream()
-            .filter(r -> r.type().equals(RunLifecycle.ARTIFACTS))
+            .filter(r -> r.type().equals(EventType.ARTIFACTS.wireName()))
             .findFirst()
             .orElseThrow();
     assertThat(artifacts.data().get("collected").asBoolean()).isTrue();
@@ -297,7 +301,7 @@ class RunContractTest {
     assertThat(artifacts.list("unknownrun")).as("a run this store does not know").hasSize(1);
     AuditRow expired =
         rows(ended).stream()
-            .filter(r -> r.type().equals(ArtifactRetention.EXPIRED))
+            .filter(r -> r.type().equals(EventType.ARTIFACTS_EXPIRED.wireName()))
             .findFirst()
             .orElseThrow();
     assertThat(expired.actor()).isEqualTo("retention");
@@ -318,7 +322,7 @@ class RunContractTest {
         .until(() -> service.liveCount() == 0);
     AuditRow artifacts =
         rows(runId).stream()
-            .filter(r -> r.type().equals(RunLifecycle.ARTIFACTS))
+            .filter(r -> r.type().equals(EventType.ARTIFACTS.wireName()))
             .findFirst()
             .orElseThrow();
     assertThat(artifacts.data().get("collected").asBoolean()).isFalse();
@@ -389,7 +393,9 @@ class RunContractTest {
               assertThat(String.valueOf(e.problems())).doesNotContain("CAESIJ");
             });
     List<AuditRow> refused =
-        store.audit().query(new AuditQuery(RunLauncher.REFUSED, null, null, null, null, 10));
+        store
+            .audit()
+            .query(new AuditQuery(EventType.REFUSED.wireName(), null, null, null, null, 10));
     assertThat(refused).hasSize(1);
     assertThat(refused.get(0).data().toString())
         .contains("VAULT_TOKEN=[REDACTED]")
