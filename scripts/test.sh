@@ -49,6 +49,19 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   fi
 fi
 
+# The MCP server's client test (cli's McpClientIT) runs the official TypeScript SDK's client under
+# Node.js and installs it with npm ci from the npm registry (pinned in cli/src/test/mcp-client).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  as_root=()
+  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  if ! "${as_root[@]}" apt-get install -y --no-install-recommends nodejs npm >/dev/null 2>&1; then
+    echo "test: apt-get update (package lists do not know nodejs, npm)" >&2
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" apt-get install -y --no-install-recommends nodejs npm
+  fi
+fi
+
 # The client compatibility suite (ClientCompatibilityIT) in its bounded CI form: each cell
 # AGENT_SANDBOX_COMPAT_ROUNDS times (3 by default, to keep .ci/run under 45 minutes) instead of
 # the IT's own 20, and its microVM column (MicroVmClientCompatibilityIT, one VM under emulation,

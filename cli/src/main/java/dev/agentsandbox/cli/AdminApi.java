@@ -50,6 +50,11 @@ final class AdminApi implements AutoCloseable {
     return base;
   }
 
+  /** The bearer token, for a client that sends it to {@link #base()} only ({@code mcp}). */
+  String token() {
+    return token;
+  }
+
   /** An answer: status, the ETag if any, the body. */
   record Answer(int status, String etag, String body) {
     JsonNode json() throws IOException {
