@@ -71,6 +71,17 @@ fi
 ./mvnw -B -ntp verify -Dasb.compat.rounds="${AGENT_SANDBOX_COMPAT_ROUNDS:-3}" \
   -Dasb.compat.vm.rounds="${AGENT_SANDBOX_COMPAT_VM_ROUNDS:-3}" "$@"
 
+# The Python client (clients/python, standard library only) against a real serve started by its
+# tests from the jar verify just packaged; Debian's pytest runs them.
+if ! command -v pytest-3 >/dev/null 2>&1; then
+  as_root=()
+  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${as_root[@]}" apt-get install -y --no-install-recommends python3-pytest >/dev/null 2>&1 ||
+    { "${as_root[@]}" apt-get update -qq && "${as_root[@]}" apt-get install -y --no-install-recommends python3-pytest; }
+fi
+AGENT_SANDBOX_JAR=cli/target/agent-sandbox.jar /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider clients/python/tests
+
 # Coverage-guided fuzzing, bounded: each Jazzer target for AGENT_SANDBOX_FUZZ_SECONDS (20 s by
 # default; 0 skips it). `verify` above already ran them as regression tests over their kept inputs.
 if [ "${AGENT_SANDBOX_FUZZ_SECONDS:-20}" != 0 ]; then
