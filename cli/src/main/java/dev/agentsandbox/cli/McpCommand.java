@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
     name = "mcp",
     mixinStandardHelpOptions = true,
     description = {
-      "Serve the sandbox's tools to an MCP client over standard input and output",
+      "Serve the sandbox's tools to an MCP client over stdin and stdout",
       "",
       "Tools: run_command, open_session, exec, write_file, read_file, list_files and"
           + " close_session, each an API request made with this connection's token (a token"

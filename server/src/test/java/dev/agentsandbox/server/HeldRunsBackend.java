@@ -62,11 +62,15 @@ final class HeldRunsBackend implements SandboxBackend {
     listener.onOutput(
         ("ran " + String.join(" ", spec.command()) + "\n").getBytes(StandardCharsets.UTF_8));
     // One refusal of the run's proxy, so that its egress row is on the run's audit too.
+    // A whole decision line as the proxy writes it (DecisionRecord reads every field it always
+    // has).
     listener.onEgressDecision(
-        "{\"decision\":\"deny\",\"host\":\"denied.example\",\"port\":443,"
-            + "\"reason\":\"not_allowed\",\"run_id\":\""
+        "{\"time\":\"2026-12-01T00:00:00Z\",\"run_id\":\""
             + spec.runId()
-            + "\"}");
+            + "\",\"client\":\"10.0.0.2:40000\",\"method\":\"CONNECT\","
+            + "\"host\":\"denied.example\",\"port\":443,\"decision\":\"deny\","
+            + "\"reason\":\"not-allowed\",\"bytes_up\":0,\"bytes_down\":0,"
+            + "\"duration_ms\":0,\"first\":false}");
     return new Sandbox() {
       @Override
       public String runId() {
