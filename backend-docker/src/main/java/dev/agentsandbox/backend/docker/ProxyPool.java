@@ -62,7 +62,7 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
     void destroy();
   }
 
-  private final int size;
+  private final PoolSize size;
   private final Duration maxIdle;
   private final Clock clock;
   private final Function<String, S> create;
@@ -83,10 +83,10 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
    *     pool's own thread, one at a time
    */
   ProxyPool(int size, Duration maxIdle, Clock clock, Function<String, S> create) {
-    if (size < 0 || size > MAX_SIZE) {
-      throw new IllegalArgumentException(
-          "the proxy pool's size must be 0 (off) to " + MAX_SIZE + ": " + size);
-    }
+    this(PoolSize.fixed(size), maxIdle, clock, create);
+  }
+
+  ProxyPool(PoolSize size, Duration maxIdle, Clock clock, Function<String, S> create) {
     this.size = size;
     this.maxIdle = maxIdle;
     this.clock = clock;
@@ -107,15 +107,26 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
     return id.startsWith(ID_PREFIX);
   }
 
+  /** The pool's size; 0 while an automatic size is not known yet. */
   int size() {
-    return size;
+    return size.current();
+  }
+
+  /** Whether the size was learnt rather than given. */
+  boolean automatic() {
+    return size.automatic();
+  }
+
+  /** The size, learnt now when it is automatic and not known yet ({@link PoolSize#resolve()}). */
+  int resolveSize() {
+    return size.resolve();
   }
 
   /** Starts the background thread that fills the pool; nothing when the size is 0. */
   void start() {
     lock.lock();
     try {
-      if (size == 0 || worker != null || closed) {
+      if ((size.known() && size.current() == 0) || worker != null || closed) {
         return;
       }
       worker =
@@ -255,7 +266,7 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
             }
             return false;
           });
-      if (closed || ready.size() + creating.size() >= size) {
+      if (closed || ready.size() + creating.size() >= size.current()) {
         id = null;
       } else {
         id = newId();
@@ -324,8 +335,12 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
     while (true) {
       boolean ok;
       try {
+        if (size.resolve() == 0) {
+          return;
+        }
         ok = fillOnce();
       } catch (RuntimeException e) {
+        // Counted as a failed creation when it was one (fillOnce); logged and retried either way.
         LOG.warn("proxy pool: upkeep failed: {}", e.getMessage());
         ok = false;
       }
@@ -342,7 +357,7 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
                   : backoff.multipliedBy(2);
         } else {
           backoff = FIRST_BACKOFF;
-          if (ready.size() + creating.size() >= size) {
+          if (ready.size() + creating.size() >= size.current()) {
             // Woken by a take; else once a second, to expire old standbys.
             changed.await(1, TimeUnit.SECONDS);
           }

@@ -176,11 +176,15 @@ class LoadIT {
     dataDir = Files.createTempDirectory("asb-load-it");
     store = Store.open("jdbc:sqlite:" + dataDir.resolve("it.db"));
     DockerBackend runsc =
-        new DockerBackend(docker, base.withSubnetPool(SubnetPool.parse(RUNSC_POOL)));
+        new DockerBackend(
+            docker, base.toBuilder().subnetPool(SubnetPool.parse(RUNSC_POOL)).build());
     DockerBackend runc =
         new DockerBackend(
             docker,
-            base.withGvisorRuntime("no-such-runtime").withSubnetPool(SubnetPool.parse(RUNC_POOL)));
+            base.toBuilder()
+                .gvisorRuntime("no-such-runtime")
+                .subnetPool(SubnetPool.parse(RUNC_POOL))
+                .build());
     server =
         AgentSandboxServer.start(
             new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
