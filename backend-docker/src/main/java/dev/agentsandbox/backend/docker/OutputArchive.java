@@ -23,9 +23,10 @@ import java.util.Optional;
  * <p>The archive is the workload's and is hostile, and its size is not the workspace's: a sparse
  * file of any apparent size fits in a small tmpfs, and the daemon archives it byte for byte. So
  * reading stops at {@link #bound}: the agent's {@code outputs.max_bytes} plus room for the tar
- * headers of its {@code outputs.max_files} and of what is dropped. An archive cut there is handed
- * on as what was read, and its reader gets an {@link IOException} naming the cut where the archive
- * stops: the entries before it are judged as usual, and the rest is named as not read.
+ * headers of its {@code outputs.max_files} and of what is dropped ({@link
+ * RunContract#outArchiveLimit}). An archive cut there is handed on as what was read, and its reader
+ * gets an {@link IOException} naming the cut where the archive stops: the entries before it are
+ * judged as usual, and the rest is named as not read.
  *
  * <p>The archive is read through the client's HTTP transport rather than docker-java's {@code
  * copyArchiveFromContainerCmd}: closing that command's stream reads the rest of the response to its
@@ -33,15 +34,6 @@ import java.util.Optional;
  * transport's response drops the connection, and the daemon stops writing. Thread-safe.
  */
 final class OutputArchive {
-  /** Room for headers, padding and the end of archive beyond the files' own bytes. */
-  static final long BASE_OVERHEAD = 1L << 20;
-
-  /**
-   * Per file the collector may keep: a header, a pax header and its record (long names), and the
-   * padding of the last content record.
-   */
-  static final long PER_FILE_OVERHEAD = 4 * 512;
-
   private static final int CHUNK = 64 * 1024;
 
   private final DockerHttpClient http;
@@ -61,9 +53,12 @@ final class OutputArchive {
     this.bound = bound(limits);
   }
 
-  /** The most archive bytes read for a run with {@code limits}. */
+  /**
+   * The most archive bytes read for a run with {@code limits} ({@link
+   * RunContract#outArchiveLimit}).
+   */
   static long bound(OutputLimits limits) {
-    return limits.maxBytes() + BASE_OVERHEAD + (limits.maxFiles() + 1L) * PER_FILE_OVERHEAD;
+    return RunContract.outArchiveLimit(limits);
   }
 
   /**
