@@ -213,14 +213,15 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
   }
 
   /**
-   * {@link #settings()} for the probe's detail. When they cannot be chosen (no automatic range is
-   * free) the detail says why: the daemon answers, and a launch refuses with the same words.
+   * {@link #settings()} for the probe's detail, which a probe must answer whatever happens: when
+   * they cannot be chosen (no automatic range is free, the daemon stopped answering since the ping)
+   * the detail says why, in the words a launch would fail with.
    */
   private String probedSettings(Info info) {
     try {
       return settings.describe(subnets.pool(), pool, info);
-    } catch (UnableToLaunchSandboxException e) {
-      return "subnets: " + e.getMessage();
+    } catch (RuntimeException e) {
+      return "subnets and proxy pool not chosen yet: " + DockerErrors.describe(e);
     }
   }
 

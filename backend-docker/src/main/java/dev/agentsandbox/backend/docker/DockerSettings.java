@@ -64,10 +64,10 @@ final class DockerSettings {
                     + " runs and standbys; --docker-subnet-pool CIDR to change)");
     long memory = info.getMemTotal() == null ? 0 : info.getMemTotal();
     String poolLine;
-    if (pool.automatic()) {
-      poolLine = ProxyPoolSizing.explain(pool.resolveSize(), memory);
+    if (pool.sizing().automatic()) {
+      poolLine = ProxyPoolSizing.explain(pool.sizing().resolve(), memory);
     } else {
-      int size = pool.resolveSize();
+      int size = pool.sizing().resolve();
       poolLine =
           size == 0
               ? "off (--docker-proxy-pool N to keep proxies started)"

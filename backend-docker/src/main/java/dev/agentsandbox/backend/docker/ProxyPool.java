@@ -112,14 +112,9 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
     return size.current();
   }
 
-  /** Whether the size was learnt rather than given. */
-  boolean automatic() {
-    return size.automatic();
-  }
-
-  /** The size, learnt now when it is automatic and not known yet ({@link PoolSize#resolve()}). */
-  int resolveSize() {
-    return size.resolve();
+  /** How the size is known: given, or learnt ({@link PoolSize#resolve()} learns it now). */
+  PoolSize sizing() {
+    return size;
   }
 
   /** Starts the background thread that fills the pool; nothing when the size is 0. */

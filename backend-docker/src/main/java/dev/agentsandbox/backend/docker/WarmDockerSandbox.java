@@ -103,15 +103,16 @@ final class WarmDockerSandbox implements PreparedSandbox {
     command.addAll(run.command());
     listener.handOver(runListener);
     WorkloadExec exec =
-        WorkloadExec.start(
-            client,
-            base.workloadContainerId(),
-            agent.name(),
-            command,
-            agent.envList(),
-            config.workloadUser(),
-            listener,
-            steps);
+        steps.step(
+            "starting the run's command in workload container " + agent.name(),
+            () ->
+                WorkloadExec.start(
+                    client,
+                    base.workloadContainerId(),
+                    command,
+                    agent.envList(),
+                    config.workloadUser(),
+                    listener));
     return new Run(exec, Instant.now().plus(cap(run.ttl())));
   }
 

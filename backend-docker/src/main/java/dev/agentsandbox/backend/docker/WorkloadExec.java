@@ -34,42 +34,34 @@ final class WorkloadExec {
   }
 
   /**
-   * Creates and starts {@code command} in {@code containerId}, its output to {@code listener}; the
-   * {@code steps} name each call and remove the sandbox when one fails.
+   * Creates and starts {@code command} in {@code containerId}, its output to {@code listener}.
+   * Nothing is removed when it fails: the caller decides what a failure means (a warm hand-over
+   * removes the sandbox, {@link WarmDockerSandbox}; one failed step of a long-lived sandbox need
+   * not).
+   *
+   * @throws RuntimeException the daemon's refusal, as docker-java gives it
    */
   static WorkloadExec start(
       DockerClient client,
       String containerId,
-      String containerName,
       List<String> command,
       List<String> env,
       String user,
-      SandboxListener listener,
-      LaunchSteps steps) {
+      SandboxListener listener) {
     String execId =
-        steps.step(
-            "creating the command in workload container " + containerName,
-            () ->
-                client
-                    .execCreateCmd(containerId)
-                    .withCmd(command.toArray(String[]::new))
-                    .withEnv(env)
-                    .withUser(user)
-                    .withAttachStdin(false)
-                    .withAttachStdout(true)
-                    .withAttachStderr(true)
-                    .withTty(false)
-                    .exec()
-                    .getId());
+        client
+            .execCreateCmd(containerId)
+            .withCmd(command.toArray(String[]::new))
+            .withEnv(env)
+            .withUser(user)
+            .withAttachStdin(false)
+            .withAttachStdout(true)
+            .withAttachStderr(true)
+            .withTty(false)
+            .exec()
+            .getId();
     ExecOutput output =
-        steps.step(
-            "starting the command in workload container " + containerName,
-            () ->
-                client
-                    .execStartCmd(execId)
-                    .withDetach(false)
-                    .withTty(false)
-                    .exec(new ExecOutput(listener)));
+        client.execStartCmd(execId).withDetach(false).withTty(false).exec(new ExecOutput(listener));
     return new WorkloadExec(client, execId, output);
   }
 

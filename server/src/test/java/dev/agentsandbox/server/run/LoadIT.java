@@ -137,8 +137,8 @@ class LoadIT {
   private static final String IMAGE = "agent-sandbox/workload:dev";
   private static final String UPSTREAM_ADDRESS = "198.18.79.5";
   private static final String BODY = "hello from the load upstream";
-  private static final String RUNSC_POOL = "10.214.0.0/20";
-  private static final String RUNC_POOL = "10.214.16.0/20";
+  private static final String RUNSC_POOL = "10.216.0.0/20";
+  private static final String RUNC_POOL = "10.216.16.0/20";
 
   /** Unique per JVM: an earlier run's leftovers (a crashed JVM's) never count as this one's. */
   private static final String TAG = Long.toString(System.nanoTime(), 36);
