@@ -116,16 +116,6 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
   }
 
   /**
-   * The subnets and proxy pool this backend runs with, for {@code serve}'s start lines and the
-   * probe: chosen now when they are automatic and not chosen yet (which asks the daemon).
-   *
-   * @throws RuntimeException when the daemon cannot be asked, or no automatic range is free
-   */
-  public String settings() {
-    return settings.describe(subnets.pool(), pool, client.infoCmd().exec());
-  }
-
-  /**
    * The proxy pool's counts for {@code /metrics}: {@code ready} now, and {@code created}, {@code
    * taken}, {@code failed}, {@code expired} since start (all 0 without a pool).
    */
@@ -213,9 +203,11 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
   }
 
   /**
-   * {@link #settings()} for the probe's detail, which a probe must answer whatever happens: when
-   * they cannot be chosen (no automatic range is free, the daemon stopped answering since the ping)
-   * the detail says why, in the words a launch would fail with.
+   * The subnets and proxy pool this backend runs with ({@link DockerSettings#describe}), chosen now
+   * when they are automatic and not chosen yet, for the probe's detail ({@code serve}'s start line
+   * and {@code GET .../backends}); a probe must answer whatever happens: when they cannot be chosen
+   * (no automatic range is free, the daemon stopped answering since the ping) the detail says why,
+   * in the words a launch would fail with.
    */
   private String probedSettings(Info info) {
     try {
