@@ -3,6 +3,8 @@ package dev.agentsandbox.backend.docker;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.policy.event.DecisionRecord;
+import dev.agentsandbox.policy.event.InvalidEventException;
 import dev.agentsandbox.policy.net.Reason;
 import java.util.ArrayList;
 import java.util.List;
@@ -95,15 +97,15 @@ final class HandOverListener implements SandboxListener {
   }
 
   /**
-   * Whether the proxy's decision line is a refusal for want of a policy. A line that is not JSON is
-   * passed on as it is: the run's recorder says what is wrong with it.
+   * Whether the proxy's decision line, read as its one wire form ({@link DecisionRecord}), is a
+   * refusal for want of a policy. A line that is not a decision is passed on as it is: the run's
+   * recorder says what is wrong with it.
    */
   static boolean prePolicy(String jsonLine) {
     try {
-      return Reason.POLICY_PENDING
-          .wireName()
-          .equals(JSON.readTree(jsonLine).path("reason").asText(""));
-    } catch (JsonProcessingException e) {
+      return DecisionRecord.read(JSON.readValue(jsonLine, Object.class)).reason()
+          == Reason.POLICY_PENDING;
+    } catch (JsonProcessingException | InvalidEventException notADecision) {
       return false;
     }
   }

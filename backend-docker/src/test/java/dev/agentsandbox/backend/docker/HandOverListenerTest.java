@@ -13,10 +13,18 @@ import org.junit.jupiter.api.Test;
  * decisions (under the run's own policy) are the run's.
  */
 class HandOverListenerTest {
+  /** Lines as the proxy writes them (copied from a standby's and a run's proxy). */
   private static final String PENDING =
-      "{\"run_id\":\"\",\"host\":\"a.test\",\"decision\":\"deny\",\"reason\":\"policy-pending\"}";
+      "{\"time\":\"2026-12-01T16:55:42.718802966Z\",\"run_id\":\"\",\"client\":\"10.214.0.3:49762\","
+          + "\"method\":\"GET\",\"host\":\"\",\"port\":0,\"decision\":\"deny\","
+          + "\"reason\":\"policy-pending\",\"address\":null,\"bytes_up\":0,\"bytes_down\":0,"
+          + "\"duration_ms\":0,\"first\":false,\"end\":null,\"detail\":\"this proxy has no policy yet\"}";
+
   private static final String RUNS =
-      "{\"run_id\":\"r1\",\"host\":\"a.test\",\"decision\":\"deny\",\"reason\":\"not-allowed\"}";
+      "{\"time\":\"2026-12-01T16:55:44.266195033Z\",\"run_id\":\"r1\",\"client\":\"10.214.0.3:49770\","
+          + "\"method\":\"GET\",\"host\":\"mine.test\",\"port\":80,\"decision\":\"deny\","
+          + "\"reason\":\"not-allowed\",\"address\":null,\"bytes_up\":0,\"bytes_down\":0,"
+          + "\"duration_ms\":0,\"first\":false,\"end\":null,\"detail\":\"the host is not on the allow-list\"}";
 
   private static final class Recorder implements SandboxListener {
     final List<String> decisions = new CopyOnWriteArrayList<>();
@@ -57,7 +65,10 @@ class HandOverListenerTest {
   @Test
   void aLineThatIsNotJsonIsPassedOnForTheRecorderToJudge() {
     assertThat(HandOverListener.prePolicy("not json")).isFalse();
-    assertThat(HandOverListener.prePolicy("{\"reason\": \"policy-pending\"}")).isTrue();
+    assertThat(HandOverListener.prePolicy("{\"reason\": \"policy-pending\"}"))
+        .as("not a whole decision: the recorder judges it")
+        .isFalse();
+    assertThat(HandOverListener.prePolicy(PENDING)).isTrue();
     assertThat(HandOverListener.prePolicy(RUNS)).isFalse();
   }
 }
