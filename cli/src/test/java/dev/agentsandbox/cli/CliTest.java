@@ -238,6 +238,7 @@ class CliTest {
       {"--docker-subnet-pool", "banana/16"},
       {"--docker-proxy-pool", "-1"},
       {"--docker-proxy-pool", "1000"},
+      {"--docker-proxy-pool", "many"},
     };
     for (String[] options : bad) {
       ServeCommand serve = new ServeCommand();
@@ -265,24 +266,31 @@ class CliTest {
   }
 
   @Test
-  void serveTakesDockerSubnetsFromThePoolItIsGivenAndFromDockersPoolsOtherwise() {
+  void serveTakesDockerSubnetsFromThePoolItIsGivenAndFromAFreeRangeOtherwise() {
     ServeCommand serve = new ServeCommand();
     new CommandLine(serve).parseArgs("--docker-subnet-pool", "10.213.0.0/16");
-    assertThat(Backends.dockerConfig(serve).subnetPool().orElseThrow().range().toString())
+    assertThat(Backends.dockerConfig(serve).build().subnetPool().orElseThrow().range().toString())
         .isEqualTo("10.213.0.0/16");
     ServeCommand plain = new ServeCommand();
     new CommandLine(plain).parseArgs();
-    assertThat(Backends.dockerConfig(plain).subnetPool()).isEmpty();
+    assertThat(Backends.dockerConfig(plain).build().subnetPool())
+        .as("automatic: the backend chooses a free range, never Docker's default pools")
+        .isEmpty();
   }
 
   @Test
-  void serveKeepsNoProxyPoolUnlessAsked() {
+  void serveSizesItsProxyPoolFromTheHostUnlessTold() {
     ServeCommand plain = new ServeCommand();
     new CommandLine(plain).parseArgs();
-    assertThat(Backends.dockerConfig(plain).proxyPoolSize()).isZero();
+    assertThat(Backends.dockerConfig(plain).build().proxyPoolSize())
+        .as("automatic by default")
+        .isEmpty();
     ServeCommand pooled = new ServeCommand();
     new CommandLine(pooled).parseArgs("--docker-proxy-pool", "3");
-    assertThat(Backends.dockerConfig(pooled).proxyPoolSize()).isEqualTo(3);
+    assertThat(Backends.dockerConfig(pooled).build().proxyPoolSize()).hasValue(3);
+    ServeCommand off = new ServeCommand();
+    new CommandLine(off).parseArgs("--docker-proxy-pool", "0");
+    assertThat(Backends.dockerConfig(off).build().proxyPoolSize()).hasValue(0);
   }
 
   @Test

@@ -291,7 +291,8 @@ final class RunAdmission {
         expiresAt,
         config.requireRuntimeClass(),
         request.labels(),
-        List.of());
+        List.of(),
+        agent.outputs());
   }
 
   private static Refusal noBackend(SandboxConfig config) {
