@@ -136,9 +136,7 @@ final class HostCheck {
       System.arraycopy(base, 0, initramfs, 0, base.length);
       System.arraycopy(run, 0, initramfs, base.length, run.length);
       Path initrd = dir.resolve("initramfs.cpio");
-      Files.write(initrd, initramfs);
-      Files.setPosixFilePermissions(
-          initrd, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+      GuestFiles.writePrivate(initrd, initramfs, config.vmmUidBase());
       ByteArrayOutputStream received = new ByteArrayOutputStream();
       Path socket = dir.resolve("status.sock");
       try (GuestChannel status =

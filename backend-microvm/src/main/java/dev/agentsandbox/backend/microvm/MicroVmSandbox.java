@@ -102,11 +102,10 @@ final class MicroVmSandbox implements Sandbox {
       host.check(List.of("nft", "-f", "-"), NftFence.addElements(layout.fenceSlot()));
 
       step = "writing the proxy's policy " + layout.policyFile();
-      Files.writeString(layout.policyFile(), layout.proxyPolicyJson(), StandardCharsets.UTF_8);
-      Files.setPosixFilePermissions(
-          layout.policyFile(), PosixFilePermissions.fromString("r--------"));
-      Files.setAttribute(
-          layout.policyFile(), "unix:uid", Integer.parseInt(layout.placement().proxyUid()));
+      GuestFiles.writePrivate(
+          layout.policyFile(),
+          layout.proxyPolicyJson().getBytes(StandardCharsets.UTF_8),
+          Integer.parseInt(layout.placement().proxyUid()));
       step = "starting the proxy on " + layout.proxyUrl();
       proxy = ProxyProcess.start(layout.proxyCommandLine(), listener, runId);
       if (!proxy.awaitReady(proxyReadyTimeout.toMillis())) {
@@ -119,11 +118,8 @@ final class MicroVmSandbox implements Sandbox {
 
       step = "writing the run's initramfs " + layout.initramfs();
       int vmmUid = Integer.parseInt(layout.placement().vmmUid());
-      // It holds the run's environment: readable by the run's VMM alone.
-      Files.write(layout.initramfs(), initramfs);
-      Files.setPosixFilePermissions(
-          layout.initramfs(), PosixFilePermissions.fromString("r--------"));
-      Files.setAttribute(layout.initramfs(), "unix:uid", vmmUid);
+      // It holds the run's environment and credentials: readable by the run's VMM alone.
+      GuestFiles.writePrivate(layout.initramfs(), initramfs, vmmUid);
       Files.createDirectory(layout.vmmDir());
       Files.setAttribute(layout.vmmDir(), "unix:uid", vmmUid);
       step = "creating the output disk " + layout.outputDisk();
