@@ -121,6 +121,11 @@ public record MicroVmConfig(
     return with(c -> c.accel = value);
   }
 
+  /** The same configuration with another QEMU binary (a host's own build, or a test's wrapper). */
+  public MicroVmConfig withQemu(Path binary) {
+    return with(c -> c.qemu = binary);
+  }
+
   /** The same configuration with another run directory and subnet pool (tests, several hosts). */
   public MicroVmConfig withRunDirAndPool(Path dir, String pool) {
     return with(

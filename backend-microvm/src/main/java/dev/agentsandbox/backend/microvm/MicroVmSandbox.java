@@ -136,10 +136,10 @@ final class MicroVmSandbox implements Sandbox {
       step = "starting the VM (" + runtime + ")";
       started = Instant.now();
       vm =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(layout.vmmDir().resolve("vmm.log").toFile())
-              .start();
+          HostChildren.start(
+              new ProcessBuilder(command)
+                  .redirectErrorStream(true)
+                  .redirectOutput(layout.vmmDir().resolve("vmm.log").toFile()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       teardownQuietly();
@@ -179,9 +179,9 @@ final class MicroVmSandbox implements Sandbox {
     return Optional.of(imageId);
   }
 
-  /** The VMM's process id, for measurements (RSS) and tests. */
+  /** The VMM's process id (QEMU's, under setpriv and timeout), for measurements (RSS) and tests. */
   long vmmPid() {
-    return vm.pid();
+    return HostChildren.leaf(vm).pid();
   }
 
   /** The tap's host address and the guest's address. */
@@ -225,8 +225,7 @@ final class MicroVmSandbox implements Sandbox {
       stopped = !endedAlready;
     }
     if (vm.isAlive()) {
-      vm.destroyForcibly();
-      vm.waitFor(10, TimeUnit.SECONDS);
+      HostChildren.kill(vm, Duration.ofSeconds(10));
     }
     output.awaitEnd(DRAIN_MILLIS);
     statusChannel.awaitEnd(DRAIN_MILLIS);
@@ -371,9 +370,8 @@ final class MicroVmSandbox implements Sandbox {
     List<String> problems = new ArrayList<>();
     Process process = vm;
     if (process != null) {
-      process.destroyForcibly();
       try {
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        if (!HostChildren.kill(process, Duration.ofSeconds(10))) {
           problems.add("the VMM (pid " + process.pid() + ") did not exit");
         }
       } catch (InterruptedException e) {
