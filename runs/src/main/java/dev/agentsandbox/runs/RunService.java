@@ -74,7 +74,12 @@ public final class RunService {
     RunAdmission.Planned planned = admission.plan(request);
     SandboxPlan plan = planned.selection().backend().plan(planned.spec());
     return RunViews.plan(
-        planned.spec(), plan, planned.selection().probe(), planned.enabled(), planned.configured());
+        planned.spec(),
+        plan,
+        planned.selection().probe(),
+        planned.selection().stillProbing(),
+        planned.enabled(),
+        planned.configured());
   }
 
   /**

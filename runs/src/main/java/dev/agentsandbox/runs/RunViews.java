@@ -18,7 +18,12 @@ final class RunViews {
   private RunViews() {}
 
   static PlanView plan(
-      RunSpec spec, SandboxPlan plan, Probe probe, boolean enabled, boolean configured) {
+      RunSpec spec,
+      SandboxPlan plan,
+      Probe probe,
+      List<String> stillProbing,
+      boolean enabled,
+      boolean configured) {
     return new PlanView(
         spec.agent(),
         enabled,
@@ -28,6 +33,7 @@ final class RunViews {
         plan.isolation(),
         probe.available(),
         probe.detail(),
+        stillProbing,
         spec.image(),
         spec.command(),
         spec.egress(),
