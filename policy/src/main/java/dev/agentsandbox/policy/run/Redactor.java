@@ -62,8 +62,8 @@ public final class Redactor {
   /**
    * Credential shapes, each a reason a reviewer can check: PEM private keys, authorization headers,
    * bearer and basic credentials, JWTs, AWS access key ids, GitHub, GitLab, Slack, OpenAI-style and
-   * Anthropic keys, this product's own API tokens, and {@code name=value} pairs whose name says
-   * secret.
+   * Anthropic keys, HashiCorp Vault tokens ({@code hvs.}, {@code hvb.}, {@code hvr.}), this
+   * product's own API tokens, and {@code name=value} pairs whose name says secret.
    */
   private static final List<Shape> SHAPES =
       List.of(
@@ -105,6 +105,11 @@ public final class Redactor {
               List.of("glpat-"),
               Pattern.compile("\\bglpat-[A-Za-z0-9_-]{20,}"),
               "\\bglpat-[A-Za-z0-9_-]*+\\z"),
+          shape(
+              "vault token",
+              List.of("hvs.", "hvb.", "hvr."),
+              Pattern.compile("\\bhv[sbr]\\.[A-Za-z0-9_-]{20,}"),
+              "\\bhv[sbr]\\.[A-Za-z0-9_-]*+\\z"),
           shape(
               "slack token",
               List.of("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
