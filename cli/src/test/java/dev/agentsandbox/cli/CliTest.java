@@ -124,6 +124,79 @@ class CliTest {
   }
 
   @Test
+  void aTokenLimitedToAgentsIsListedWithThemAndMayHoldOnlyAgentScopes() {
+    Run created =
+        run(
+            "token",
+            "create",
+            "--name",
+            "team-a",
+            "--scopes",
+            "agent_sandbox.read,agent_sandbox.run",
+            "--agents",
+            "planner,helper",
+            "--db",
+            db());
+    assertThat(created.exit()).as(created.err()).isZero();
+    assertThat(created.out().strip()).startsWith("asb_");
+    Run list = run("token", "list", "--db", db());
+    assertThat(list.out().lines())
+        .filteredOn(line -> line.startsWith("team-a "))
+        .singleElement()
+        .asString()
+        .contains("helper,planner")
+        .contains("agent_sandbox.read,agent_sandbox.run");
+    assertThat(list.out()).contains("AGENTS");
+
+    // Instance-wide scopes would show or change every agent's settings: refused with the reason.
+    Run wide =
+        run(
+            "token",
+            "create",
+            "--name",
+            "team-b",
+            "--scopes",
+            "agent_sandbox.read,agent_sandbox.configure,audit.read",
+            "--agents",
+            "helper",
+            "--db",
+            db());
+    assertThat(wide.exit()).isEqualTo(Main.USAGE);
+    assertThat(wide.err())
+        .contains("may hold only agent_sandbox.read and agent_sandbox.run")
+        .contains("agent_sandbox.configure, audit.read");
+    Run badName =
+        run(
+            "token",
+            "create",
+            "--name",
+            "team-c",
+            "--scopes",
+            "agent_sandbox.run",
+            "--agents",
+            "helper,Planner,",
+            "--db",
+            db());
+    assertThat(badName.exit()).isEqualTo(Main.USAGE);
+    assertThat(badName.err()).contains("'Planner' is not an agent name");
+    assertThat(run("token", "list", "--db", db()).out()).doesNotContain("team-b", "team-c");
+
+    try (dev.agentsandbox.store.Store store = dev.agentsandbox.store.Store.open(db())) {
+      assertThat(
+              store
+                  .audit()
+                  .query(
+                      new dev.agentsandbox.store.AuditQuery(
+                          "agent_sandbox.token.create", null, null, null, null, 10)))
+          .singleElement()
+          .satisfies(
+              r ->
+                  assertThat(r.data().path("agents").toString())
+                      .isEqualTo("[\"helper\",\"planner\"]"));
+    }
+  }
+
+  @Test
   void wrongCommandLinesExitTwo() {
     assertThat(run("token", "create", "--name", "x", "--scopes", "root", "--db", db()).exit())
         .isEqualTo(Main.USAGE);
