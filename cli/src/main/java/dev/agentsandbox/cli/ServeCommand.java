@@ -293,11 +293,12 @@ final class ServeCommand implements Callable<Integer> {
               .withContract(RunContractOptions.config(this, data));
       AgentSandboxServer server = AgentSandboxServer.start(address, opened, wiring);
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
-      // The backends' probe lines come from their own threads (Backends.reportProbes).
+      // The backends' probe lines come from their own threads, when each first probe answers.
       synchronized (out) {
         dataWarning.ifPresent(out::println);
         printStarted(out, opened, tokenFile, written, server);
       }
+      Backends.reportProbes(server.probes(), out);
       return new Running(server, opened, tokenFile);
     } catch (RuntimeException e) {
       opened.close();

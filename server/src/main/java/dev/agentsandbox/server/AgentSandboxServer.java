@@ -3,6 +3,7 @@ package dev.agentsandbox.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.BackendSelector;
+import dev.agentsandbox.backend.ProbeCache;
 import dev.agentsandbox.mcp.McpHttpHandler;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
@@ -62,6 +63,7 @@ public final class AgentSandboxServer implements AutoCloseable {
   private final ScheduledExecutorService warming;
   private final Router router;
   private final List<dev.agentsandbox.backend.SandboxBackend> backends;
+  private final ProbeCache probes;
 
   private AgentSandboxServer(
       HttpServer http,
@@ -71,8 +73,10 @@ public final class AgentSandboxServer implements AutoCloseable {
       AutoCloseable reaping,
       ScheduledExecutorService warming,
       Router router,
-      List<dev.agentsandbox.backend.SandboxBackend> backends) {
+      List<dev.agentsandbox.backend.SandboxBackend> backends,
+      ProbeCache probes) {
     this.backends = List.copyOf(backends);
+    this.probes = probes;
     this.warming = warming;
     this.http = http;
     this.router = router;
@@ -102,6 +106,9 @@ public final class AgentSandboxServer implements AutoCloseable {
     ServerMetrics metrics = new ServerMetrics(new PrometheusRegistry());
     GovernedConfigs configs = new GovernedConfigs(store, mapper, metrics);
     ExecutorService runExecutor = Executors.newVirtualThreadPerTaskExecutor();
+    // Every backend probed in the background from now on: no request waits on the slow probe of a
+    // backend it did not name (the microVM backend's KVM boot).
+    ProbeCache probes = new ProbeCache(wiring.backends()).start();
     RunService runs =
         new RunService(
             new ConfigSource() {
@@ -115,7 +122,7 @@ public final class AgentSandboxServer implements AutoCloseable {
                 return configs.current(GovernedDocument.EGRESS_POLICY).document();
               }
             },
-            new BackendSelector(wiring.backends()),
+            new BackendSelector(probes),
             store,
             wiring.operator(),
             wiring.settings(),
@@ -132,7 +139,7 @@ public final class AgentSandboxServer implements AutoCloseable {
                 new ConfigEndpoints(configs, mapper),
                 new AuditEndpoints(store, mapper),
                 new RunEndpoints(runs, mapper),
-                new BackendEndpoints(wiring.backends(), mapper),
+                new BackendEndpoints(probes, mapper),
                 ConsoleAssets.fromClasspath(),
                 new dev.agentsandbox.server.run.ArtifactEndpoints(
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
@@ -224,7 +231,7 @@ public final class AgentSandboxServer implements AutoCloseable {
         TimeUnit.MILLISECONDS);
     http.start();
     return new AgentSandboxServer(
-        http, executor, runs, runExecutor, reaping, warming, router, wiring.backends());
+        http, executor, runs, runExecutor, reaping, warming, router, wiring.backends(), probes);
   }
 
   /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
@@ -249,6 +256,11 @@ public final class AgentSandboxServer implements AutoCloseable {
     return http.getAddress();
   }
 
+  /** Every backend's probe, kept and renewed in the background (serve prints the first answers). */
+  public ProbeCache probes() {
+    return probes;
+  }
+
   /** The base URL, such as {@code http://127.0.0.1:8080}. */
   public String baseUrl() {
     InetSocketAddress address = address();
@@ -269,6 +281,7 @@ public final class AgentSandboxServer implements AutoCloseable {
       LOG.warn("stopping the reaper: {}", e.getMessage());
     }
     warming.shutdownNow();
+    probes.close();
     try {
       // Warm sandboxes are removed; live runs are killed and torn down; what does not end in time
       // is reaped at the next start.
