@@ -1,6 +1,7 @@
 package dev.agentsandbox.cli;
 
 import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.ProbeCache;
 import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.docker.DockerBackend;
 import dev.agentsandbox.backend.docker.DockerBackendConfig;
@@ -49,7 +50,9 @@ final class Backends {
       }
       backends.add(
           new MicroVmBackend(
-              MicroVmConfig.defaults(proxyCommand()).withAccel(options.microvmAccel)));
+              MicroVmConfig.defaults(proxyCommand()).toBuilder()
+                  .accel(options.microvmAccel)
+                  .build()));
     }
     Function<Runnable, AutoCloseable> reaping =
         RunWiring.every(Duration.ofSeconds(Math.max(1, options.reapEverySeconds)));
@@ -74,28 +77,32 @@ final class Backends {
             return elected;
           };
     }
+    RunSettings settings = RunSettings.defaults(instance);
     backends.add(
         new DockerBackend(
-            DockerClients.fromEnvironment(), dockerConfig(options).withInstance(storeIdentity)));
-    reportProbes(backends, out);
-    return new RunWiring(backends, operator, RunSettings.defaults(instance), reaping);
+            DockerClients.fromEnvironment(),
+            dockerConfig(options)
+                .concurrentRuns(settings.maxConcurrentRuns())
+                .instance(storeIdentity)
+                .build()));
+    return new RunWiring(backends, operator, settings, reaping);
   }
 
   /**
-   * Probes each backend on its own daemon thread and prints what it found when it has: a probe can
+   * Prints each backend's first probe answer when it comes, from a daemon thread per backend: the
+   * server probes every backend in the background from its start ({@code ProbeCache}), a probe can
    * take seconds (the microVM backend boots a guest under KVM to learn whether this host's KVM can
-   * run one), and the control plane need not wait for it to open its store and listen. A run or
-   * plan that arrives first probes for itself (a backend probes on every call, caching only what
-   * cannot change, such as the KVM boot), so nothing depends on these lines but the reader.
+   * run one), and serve need not wait for it to listen. Nothing depends on these lines but the
+   * reader; {@code GET .../backends} says the same, and whether a probe is still running.
    */
-  static void reportProbes(List<SandboxBackend> backends, PrintWriter out) {
-    for (SandboxBackend backend : backends) {
+  static void reportProbes(ProbeCache probes, PrintWriter out) {
+    for (SandboxBackend backend : probes.backends()) {
       Thread probing =
           new Thread(
               () -> {
                 String line;
                 try {
-                  Probe probe = backend.probe();
+                  Probe probe = probes.current(backend, java.time.Duration.ofMinutes(10));
                   line =
                       probe.available()
                           ? "available, " + probe.runtime() + " (" + probe.isolation() + ")"
@@ -103,6 +110,8 @@ final class Backends {
                   line += " - " + probe.detail();
                 } catch (RuntimeException e) {
                   line = "unavailable - probing failed: " + e.getMessage();
+                } catch (InterruptedException e) {
+                  return;
                 }
                 synchronized (out) {
                   out.println("backend " + backend.name() + ": " + line);
@@ -137,32 +146,49 @@ final class Backends {
     KubernetesBackendConfig config =
         KubernetesBackendConfig.defaults(options.proxyImage, options.k8sNamespace);
     if (!options.k8sRuntimeHandlers.isEmpty()) {
-      config = config.withTrustedRuntimeHandlers(options.k8sRuntimeHandlers);
+      config = config.toBuilder().trustedRuntimeHandlers(options.k8sRuntimeHandlers).build();
     }
     try {
-      return config.withClusterCidrs(options.k8sNodeCidrs, options.k8sApiServerCidrs);
+      return config.toBuilder()
+          .nodeCidrs(options.k8sNodeCidrs)
+          .apiServerCidrs(options.k8sApiServerCidrs)
+          .build();
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "--k8s-node-cidr/--k8s-apiserver-cidr: " + e.getMessage(), e);
     }
   }
 
-  static DockerBackendConfig dockerConfig(ServeCommand options) {
-    DockerBackendConfig config =
-        DockerBackendConfig.defaults()
-            .withProxyImage(options.proxyImage)
-            .withGvisorRuntime(options.dockerGvisorRuntime);
-    try {
-      config = config.withProxyPool(options.dockerProxyPool);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "--docker-proxy-pool " + options.dockerProxyPool + ": " + e.getMessage(), e);
+  /**
+   * The Docker backend's configuration from {@code serve}'s options. Its defaults give a newcomer
+   * the fast path the host can afford: a proxy pool sized from the host's memory, and subnets from
+   * a range the backend checks is free and sizes for the run limit (docs/backends/docker.md).
+   */
+  static DockerBackendConfig.Builder dockerConfig(ServeCommand options) {
+    DockerBackendConfig.Builder config =
+        DockerBackendConfig.builder()
+            .proxyImage(options.proxyImage)
+            .gvisorRuntime(options.dockerGvisorRuntime);
+    if (options.dockerProxyPool.equals("auto")) {
+      config.automaticProxyPool();
+    } else {
+      try {
+        config.proxyPoolSize(Integer.parseInt(options.dockerProxyPool));
+        config.build();
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "--docker-proxy-pool "
+                + options.dockerProxyPool
+                + ": expected auto or 0 to 32"
+                + (e instanceof NumberFormatException ? "" : " (" + e.getMessage() + ")"),
+            e);
+      }
     }
-    if (options.dockerSubnetPool == null) {
-      return config;
+    if (options.dockerSubnetPool == null || options.dockerSubnetPool.equals("auto")) {
+      return config.automaticSubnets();
     }
     try {
-      return config.withSubnetPool(SubnetPool.parse(options.dockerSubnetPool));
+      return config.subnetPool(SubnetPool.parse(options.dockerSubnetPool));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "--docker-subnet-pool " + options.dockerSubnetPool + ": " + e.getMessage(), e);

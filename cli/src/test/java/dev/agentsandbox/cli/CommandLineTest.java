@@ -61,6 +61,7 @@ class CommandLineTest {
             "plan",
             "config",
             "login",
+            "mcp",
             "serve",
             "token",
             "audit",

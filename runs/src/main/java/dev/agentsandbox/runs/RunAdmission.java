@@ -7,6 +7,7 @@ import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.AgentSettings;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
@@ -69,9 +70,12 @@ final class RunAdmission {
    */
   record SessionAsk(java.util.OptionalInt idleSeconds) {}
 
-  /** A one-shot run's admission; see {@link #admit(RunRequest, RunSlots, WarmPool, Optional)}. */
-  Admission admit(RunRequest request, RunSlots slots, WarmPool pool) {
-    return admit(request, slots, pool, Optional.empty());
+  /**
+   * A one-shot run's admission; see {@link #admit(RunRequest, AgentGrant, RunSlots, WarmPool,
+   * Optional)}.
+   */
+  Admission admit(RunRequest request, AgentGrant grant, RunSlots slots, WarmPool pool) {
+    return admit(request, grant, slots, pool, Optional.empty());
   }
 
   /**
@@ -79,7 +83,12 @@ final class RunAdmission {
    * agent has a warm sandbox prepared exactly as this run would be gets that sandbox (and its slot)
    * instead of a new one.
    */
-  Admission admit(RunRequest request, RunSlots slots, WarmPool pool, Optional<SessionAsk> session) {
+  Admission admit(
+      RunRequest request,
+      AgentGrant grant,
+      RunSlots slots,
+      WarmPool pool,
+      Optional<SessionAsk> session) {
     SandboxConfig config = configs.sandbox();
     String running =
         (session.isPresent() ? "opening a session of agent " : "running agent ")
@@ -95,12 +104,12 @@ final class RunAdmission {
           running + "agent sandboxes are turned off (PUT the configuration with \"enabled\": true)",
           List.of());
     }
-    AgentSettings agent = config.agents().get(request.agent());
+    // An agent the caller's token may not use is answered exactly as one that is not listed
+    // (docs/architecture.md invariant 13): the token learns nothing of the other agents.
+    AgentSettings agent =
+        grant.permits(request.agent()) ? config.agents().get(request.agent()) : null;
     if (agent == null) {
-      return refused(
-          Refusal.AGENT_NOT_LISTED,
-          running + "the agent has no sandbox configuration (add it under \"agents\")",
-          List.of());
+      return refused(Refusal.AGENT_NOT_LISTED, notListed(running), List.of());
     }
     List<String> envProblems = EnvScreen.problems(request.env());
     if (!envProblems.isEmpty()) {
@@ -205,6 +214,11 @@ final class RunAdmission {
         idle);
   }
 
+  /** The message of an agent that is not listed, or that the caller's token may not use. */
+  private static String notListed(String action) {
+    return action + "the agent has no sandbox configuration (add it under \"agents\")";
+  }
+
   /**
    * The run in a warm sandbox, when one of its agent was prepared with exactly the image, policy,
    * resources, ttl and backend this run gets under the configuration read for this decision; empty
@@ -261,10 +275,18 @@ final class RunAdmission {
    *
    * @throws RunRefusedException when the request is malformed or no backend can be planned
    */
-  Planned plan(RunRequest request) {
+  Planned plan(RunRequest request, AgentGrant grant) {
     Optional<RunRefusedException> invalid = invalid(request);
     if (invalid.isPresent()) {
       throw invalid.get();
+    }
+    if (!grant.permits(request.agent())) {
+      // Planned with the defaults, an agent that is not listed shows nothing of anyone's settings;
+      // for a token limited to other agents it is still not its agent, configured or not.
+      throw new RunRefusedException(
+          Refusal.AGENT_NOT_LISTED,
+          notListed("planning a run of agent " + request.agent() + ": "),
+          List.of());
     }
     SandboxConfig config = configs.sandbox();
     AgentSettings agent = config.agents().get(request.agent());
@@ -285,7 +307,7 @@ final class RunAdmission {
     if (named.isPresent()) {
       // A named backend is planned even where it cannot run now: reviewing the manifests for a
       // cluster before pointing the control plane at it is the point of plan. The probe says so.
-      selection = new Selection(named.get(), named.get().probe());
+      selection = new Selection(named.get(), selector.probeNamed(named.get()));
     } else {
       try {
         selection = selector.select(wanted, config.requireRuntimeClass());
@@ -341,7 +363,8 @@ final class RunAdmission {
         expiresAt,
         config.requireRuntimeClass(),
         request.labels(),
-        List.of());
+        List.of(),
+        agent.outputs());
   }
 
   private static Refusal noBackend(SandboxConfig config) {

@@ -7,6 +7,7 @@ import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.credentials.IssuedCredential;
 import dev.agentsandbox.credentials.RunIdentity;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.CredentialSpec;
 import dev.agentsandbox.policy.event.CredentialsIssued;
 import dev.agentsandbox.policy.event.CredentialsRevoked;
@@ -77,14 +78,16 @@ final class RunLauncher {
    * Admits or refuses the request (the refusal audited, then thrown) and launches what is admitted;
    * a run that took a warm sandbox has its replacement prepared on the executor.
    */
-  LiveRun admitAndLaunch(String actor, RunRequest request) {
-    return switch (admitting.admission().admit(request, admitting.slots(), admitting.pool())) {
-      case Admission.Refused refused -> throw refuse(actor, request, refused.refusal());
+  LiveRun admitAndLaunch(String actor, AgentGrant grant, RunRequest request) {
+    return switch (admitting
+        .admission()
+        .admit(request, grant, admitting.slots(), admitting.pool())) {
+      case Admission.Refused refused -> throw refuse(actor, grant, request, refused.refusal());
       case Admission.Admitted admitted -> {
         if (admitted.warm().isPresent()) {
           executor.execute(admitting.pool()::refill); // prepare its replacement
         }
-        yield launch(actor, request, admitted, admitting.live());
+        yield launch(actor, grant, request, admitted, admitting.live());
       }
     };
   }
@@ -93,7 +96,12 @@ final class RunLauncher {
    * Launches the run, entered in {@code live} before its lifecycle starts. The slot is released
    * here if the run never reaches its lifecycle, else when the lifecycle retires it.
    */
-  LiveRun launch(String actor, RunRequest request, Admission.Admitted admitted, LiveRuns live) {
+  LiveRun launch(
+      String actor,
+      AgentGrant grant,
+      RunRequest request,
+      Admission.Admitted admitted,
+      LiveRuns live) {
     RunSpec spec = admitted.spec();
     Instant deadline = clock.instant().plus(spec.ttl());
     RunIdentity identity = new RunIdentity(spec.runId(), spec.agent(), spec.runLabels(), deadline);
@@ -107,6 +115,7 @@ final class RunLauncher {
       // What was minted before the failure was revoked; the refusal row says what became of it.
       throw refuse(
           actor,
+          grant,
           request,
           new RunRefusedException(
               Refusal.CREDENTIAL_REFUSED,
@@ -264,20 +273,28 @@ final class RunLauncher {
   }
 
   /** Audits the refusal and returns it, for the caller to throw. */
-  RunRefusedException refuse(String actor, RunRequest request, RunRefusedException e) {
-    return refuse(actor, request, e, List.of(), false);
+  RunRefusedException refuse(
+      String actor, AgentGrant grant, RunRequest request, RunRefusedException e) {
+    return refuse(actor, grant, request, e, List.of(), false);
   }
 
   /**
    * Audits the refusal of a session (its row's command is empty: a session's steps come later) and
    * returns it, for the caller to throw.
    */
-  RunRefusedException refuseSession(String actor, RunRequest request, RunRefusedException e) {
-    return refuse(actor, request, e, List.of(), true);
+  RunRefusedException refuseSession(
+      String actor, AgentGrant grant, RunRequest request, RunRefusedException e) {
+    return refuse(actor, grant, request, e, List.of(), true);
   }
 
+  /**
+   * Audits the refusal and returns it, for the caller to throw. A token limited to agents has them
+   * on the row ({@code token_agents}), so that a reviewer sees why its run of another agent was
+   * refused as not listed.
+   */
   private RunRefusedException refuse(
       String actor,
+      AgentGrant grant,
       RunRequest request,
       RunRefusedException e,
       List<Revocation> revocations,
@@ -293,6 +310,7 @@ final class RunLauncher {
             request.env().keySet().stream().sorted().toList(),
             session ? List.of() : command(new Redactor(request.env().values()), request.command()),
             revocations,
+            List.copyOf(grant.named()),
             session));
     return e;
   }

@@ -1,5 +1,6 @@
 package dev.agentsandbox.runs;
 
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.event.EgressRecorded;
 import dev.agentsandbox.runs.session.ExecRequest;
 import dev.agentsandbox.runs.session.FileForm;
@@ -71,22 +72,27 @@ public final class Sessions {
    * @throws SessionRefusedException {@code session_failed} with its run id when its sandbox did not
    *     come up (the run is recorded failed with its rows)
    */
-  public RunView open(String actor, SessionRequest request) throws InterruptedException {
+  public RunView open(String actor, AgentGrant grant, SessionRequest request)
+      throws InterruptedException {
     RunRequest run =
         new RunRequest(
             request.agent(), RunAdmission.SESSION_COMMAND, request.env(), request.labels());
     Admission admitted =
         admission.admit(
-            run, slots, pool, Optional.of(new RunAdmission.SessionAsk(request.idleSeconds())));
+            run,
+            grant,
+            slots,
+            pool,
+            Optional.of(new RunAdmission.SessionAsk(request.idleSeconds())));
     LiveRun launched =
         switch (admitted) {
           case Admission.Refused refused ->
-              throw launcher.refuseSession(actor, run, refused.refusal());
+              throw launcher.refuseSession(actor, grant, run, refused.refusal());
           case Admission.Admitted ok -> {
             if (ok.warm().isPresent()) {
               executor.execute(pool::refill); // prepare its replacement
             }
-            yield launcher.launch(actor, run, ok, live);
+            yield launcher.launch(actor, grant, run, ok, live);
           }
         };
     LiveSession session = launched.session.orElseThrow();

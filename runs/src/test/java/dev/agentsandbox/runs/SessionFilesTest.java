@@ -7,6 +7,7 @@ import static dev.agentsandbox.runs.SessionFixture.sh;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.backend.session.PathInfo;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.SessionLimits;
 import dev.agentsandbox.policy.event.EventType;
 import dev.agentsandbox.runs.session.FileForm;
@@ -67,7 +68,7 @@ class SessionFilesTest {
 
   private void start() throws Exception {
     service = f.service();
-    id = service.sessions().open(ACTOR, open()).record().runId();
+    id = service.sessions().open(ACTOR, AgentGrant.EVERY, open()).record().runId();
   }
 
   private Path workspace() {
@@ -378,7 +379,7 @@ class SessionFilesTest {
   @Test
   void aFileOperationRestartsTheIdleClock() throws Exception {
     service = f.service();
-    id = service.sessions().open(ACTOR, open(Map.of(), 2)).record().runId();
+    id = service.sessions().open(ACTOR, AgentGrant.EVERY, open(Map.of(), 2)).record().runId();
     for (int i = 0; i < 4; i++) {
       Thread.sleep(1000);
       put("tick.txt", new byte[] {(byte) i});

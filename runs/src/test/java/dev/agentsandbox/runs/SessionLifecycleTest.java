@@ -12,6 +12,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Isolation;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.event.EventType;
 import dev.agentsandbox.runs.session.SessionError;
 import dev.agentsandbox.runs.session.SessionRefusedException;
@@ -67,7 +68,7 @@ class SessionLifecycleTest {
   void aSessionOpensAsARunWithItsRowsAndIsReadyForAStep() throws Exception {
     RunService service = f.service();
 
-    RunView opened = service.sessions().open(ACTOR, open());
+    RunView opened = service.sessions().open(ACTOR, AgentGrant.EVERY, open());
 
     String id = opened.record().runId();
     assertThat(opened.record().kind()).isEqualTo(RunKind.SESSION);
@@ -103,7 +104,7 @@ class SessionLifecycleTest {
   @Test
   void closingEndsRunningStepsRevokesCollectsAndTearsDown() throws Exception {
     RunService service = f.service();
-    String id = service.sessions().open(ACTOR, open()).record().runId();
+    String id = service.sessions().open(ACTOR, AgentGrant.EVERY, open()).record().runId();
     String token = f.backend.session(id).credentials().get(0).value();
     assertThat(f.store.tokens().authenticate(token)).isPresent();
     run(service, id, sh("mkdir -p out && echo 42 > out/answer.txt"));
@@ -149,7 +150,8 @@ class SessionLifecycleTest {
   @Test
   void noActivityForTheIdleTimeEndsItIdleButARunningStepPausesTheClock() throws Exception {
     RunService service = f.service();
-    String id = service.sessions().open(ACTOR, open(Map.of(), 1)).record().runId();
+    String id =
+        service.sessions().open(ACTOR, AgentGrant.EVERY, open(Map.of(), 1)).record().runId();
     long start = System.nanoTime();
 
     StepView slow = run(service, id, sh("sleep 2; echo still here"));
@@ -177,7 +179,8 @@ class SessionLifecycleTest {
   void theHardDeadlineEndsItWithARunningStepKilled() throws Exception {
     f.ttlSeconds = 2;
     RunService service = f.service();
-    String id = service.sessions().open(ACTOR, open(Map.of(), 2)).record().runId();
+    String id =
+        service.sessions().open(ACTOR, AgentGrant.EVERY, open(Map.of(), 2)).record().runId();
     RunningStep step = service.sessions().exec(ACTOR, id, background("sleep 60"));
 
     StepView ended = step.await(WAIT).orElseThrow();
@@ -195,7 +198,7 @@ class SessionLifecycleTest {
   @Test
   void theBackendFailingUnderAStepFailsTheSessionAndEndsTheStep() throws Exception {
     RunService service = f.service();
-    String id = service.sessions().open(ACTOR, open()).record().runId();
+    String id = service.sessions().open(ACTOR, AgentGrant.EVERY, open()).record().runId();
     RunningStep step = service.sessions().exec(ACTOR, id, background("sleep 60"));
 
     f.backend.session(id).fail(Completion.End.PROXY_DIED, "the scripted proxy stopped");
@@ -214,7 +217,7 @@ class SessionLifecycleTest {
     f.backend.sessionOpenFails(true);
 
     String[] runId = new String[1];
-    assertThatThrownBy(() -> service.sessions().open(ACTOR, open()))
+    assertThatThrownBy(() -> service.sessions().open(ACTOR, AgentGrant.EVERY, open()))
         .isInstanceOfSatisfying(
             SessionRefusedException.class,
             e -> {
@@ -232,7 +235,7 @@ class SessionLifecycleTest {
   void theControlPlaneRestartingUnderASessionFailsItEndsItsStepsAndTheReaperRemovesIt()
       throws Exception {
     RunService first = f.service();
-    String id = first.sessions().open(ACTOR, open()).record().runId();
+    String id = first.sessions().open(ACTOR, AgentGrant.EVERY, open()).record().runId();
     run(first, id, sh("true"));
     first.sessions().exec(ACTOR, id, background("sleep 60"));
     await().atMost(WAIT).until(() -> f.store.steps().running(id).size() == 1);
@@ -273,7 +276,7 @@ class SessionLifecycleTest {
                     == 1);
     String prepared = f.backend.prepared().keySet().iterator().next();
 
-    RunView opened = service.sessions().open(ACTOR, open());
+    RunView opened = service.sessions().open(ACTOR, AgentGrant.EVERY, open());
 
     assertThat(opened.record().runId()).isEqualTo(prepared);
     assertThat(opened.session().orElseThrow().warm()).contains(true);
@@ -296,6 +299,7 @@ class SessionLifecycleTest {
                     .sessions()
                     .open(
                         ACTOR,
+                        AgentGrant.EVERY,
                         new SessionRequest("helper", Map.of(), Map.of(), OptionalInt.of(61))))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
@@ -317,7 +321,7 @@ class SessionLifecycleTest {
         };
     RunService service = f.service(plain, "cp-1");
 
-    assertThatThrownBy(() -> service.sessions().open(ACTOR, open()))
+    assertThatThrownBy(() -> service.sessions().open(ACTOR, AgentGrant.EVERY, open()))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -332,7 +336,10 @@ class SessionLifecycleTest {
   void aOneShotRunIsNoSession() throws Exception {
     RunService service = f.service();
     String run =
-        service.run(ACTOR, new RunRequest("helper", List.of("true"), Map.of())).record().runId();
+        service
+            .run(ACTOR, AgentGrant.EVERY, new RunRequest("helper", List.of("true"), Map.of()))
+            .record()
+            .runId();
 
     for (var attempt :
         List.<org.assertj.core.api.ThrowableAssert.ThrowingCallable>of(
@@ -362,7 +369,7 @@ class SessionLifecycleTest {
   @Test
   void aClosedSessionIsAnsweredFromTheStoreAfterARestart() throws Exception {
     RunService first = f.service();
-    String id = first.sessions().open(ACTOR, open()).record().runId();
+    String id = first.sessions().open(ACTOR, AgentGrant.EVERY, open()).record().runId();
     run(first, id, sh("echo from the store"));
     first.sessions().close(ACTOR, id);
 

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.SessionLimits;
 import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.event.EventType;
@@ -63,7 +64,10 @@ class SessionStepsTest {
     id =
         service
             .sessions()
-            .open(ACTOR, open(Map.of("SESSION_SECRET", "s3cr3t-session-value"), 300))
+            .open(
+                ACTOR,
+                AgentGrant.EVERY,
+                open(Map.of("SESSION_SECRET", "s3cr3t-session-value"), 300))
             .record()
             .runId();
   }
@@ -408,7 +412,7 @@ class SessionStepsTest {
   @Test
   void aStepAndAFileTouchOnlyTheirOwnSession() throws Exception {
     start();
-    String other = service.sessions().open(ACTOR, open()).record().runId();
+    String other = service.sessions().open(ACTOR, AgentGrant.EVERY, open()).record().runId();
     try {
       run(service, id, sh("echo mine > only-here.txt"));
       service

@@ -3,6 +3,8 @@ package dev.agentsandbox.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.BackendSelector;
+import dev.agentsandbox.backend.ProbeCache;
+import dev.agentsandbox.mcp.McpHttpHandler;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
 import dev.agentsandbox.runs.ArtifactRetention;
@@ -27,6 +29,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -60,6 +63,7 @@ public final class AgentSandboxServer implements AutoCloseable {
   private final ScheduledExecutorService warming;
   private final Router router;
   private final List<dev.agentsandbox.backend.SandboxBackend> backends;
+  private final ProbeCache probes;
 
   private AgentSandboxServer(
       HttpServer http,
@@ -69,8 +73,10 @@ public final class AgentSandboxServer implements AutoCloseable {
       AutoCloseable reaping,
       ScheduledExecutorService warming,
       Router router,
-      List<dev.agentsandbox.backend.SandboxBackend> backends) {
+      List<dev.agentsandbox.backend.SandboxBackend> backends,
+      ProbeCache probes) {
     this.backends = List.copyOf(backends);
+    this.probes = probes;
     this.warming = warming;
     this.http = http;
     this.router = router;
@@ -100,6 +106,9 @@ public final class AgentSandboxServer implements AutoCloseable {
     ServerMetrics metrics = new ServerMetrics(new PrometheusRegistry());
     GovernedConfigs configs = new GovernedConfigs(store, mapper, metrics);
     ExecutorService runExecutor = Executors.newVirtualThreadPerTaskExecutor();
+    // Every backend probed in the background from now on: no request waits on the slow probe of a
+    // backend it did not name (the microVM backend's KVM boot).
+    ProbeCache probes = new ProbeCache(wiring.backends()).start();
     RunService runs =
         new RunService(
             new ConfigSource() {
@@ -113,7 +122,7 @@ public final class AgentSandboxServer implements AutoCloseable {
                 return configs.current(GovernedDocument.EGRESS_POLICY).document();
               }
             },
-            new BackendSelector(wiring.backends()),
+            new BackendSelector(probes),
             store,
             wiring.operator(),
             wiring.settings(),
@@ -130,17 +139,19 @@ public final class AgentSandboxServer implements AutoCloseable {
                 new ConfigEndpoints(configs, mapper),
                 new AuditEndpoints(store, mapper),
                 new RunEndpoints(runs, mapper),
-                new BackendEndpoints(wiring.backends(), mapper),
+                new BackendEndpoints(probes, mapper),
                 ConsoleAssets.fromClasspath(),
                 new dev.agentsandbox.server.run.ArtifactEndpoints(
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
                 new dev.agentsandbox.server.run.TimelineEndpoints(runs, mapper),
                 new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper),
-                new dev.agentsandbox.server.run.SessionEndpoints(runs, mapper)));
+                new dev.agentsandbox.server.run.SessionEndpoints(runs, mapper),
+                new TokenEndpoint(mapper)));
     ApiHandler handler =
         new ApiHandler(
             router,
             new Authenticator(store.tokens()),
+            new dev.agentsandbox.server.run.AgentRunGuard(runs),
             new ErrorMapper(mapper),
             metrics,
             mapper,
@@ -164,6 +175,9 @@ public final class AgentSandboxServer implements AutoCloseable {
     ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     http.setExecutor(executor);
     http.createContext("/", handler);
+    // The MCP tools call this API with the caller's own token, so every check of the API applies
+    // to them as it does to any client (docs/mcp.md).
+    http.createContext(McpHttpHandler.PATH, new McpHttpHandler(selfAddress(http.getAddress())));
     int recovered = runs.recover();
     if (recovered > 0) {
       LOG.warn(
@@ -218,7 +232,7 @@ public final class AgentSandboxServer implements AutoCloseable {
         TimeUnit.MILLISECONDS);
     http.start();
     return new AgentSandboxServer(
-        http, executor, runs, runExecutor, reaping, warming, router, wiring.backends());
+        http, executor, runs, runExecutor, reaping, warming, router, wiring.backends(), probes);
   }
 
   /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
@@ -226,9 +240,26 @@ public final class AgentSandboxServer implements AutoCloseable {
     return router.routes();
   }
 
+  /** Where this process reaches its own API: the bound address, or loopback for a wildcard. */
+  private static URI selfAddress(InetSocketAddress bound) {
+    String host =
+        bound.getAddress() == null || bound.getAddress().isAnyLocalAddress()
+            ? "127.0.0.1"
+            : bound.getAddress().getHostAddress();
+    if (host.indexOf(':') >= 0) {
+      host = "[" + host + "]";
+    }
+    return URI.create("http://" + host + ":" + bound.getPort());
+  }
+
   /** The address actually bound (with the real port when 0 was asked for). */
   public InetSocketAddress address() {
     return http.getAddress();
+  }
+
+  /** Every backend's probe, kept and renewed in the background (serve prints the first answers). */
+  public ProbeCache probes() {
+    return probes;
   }
 
   /** The base URL, such as {@code http://127.0.0.1:8080}. */
@@ -251,6 +282,7 @@ public final class AgentSandboxServer implements AutoCloseable {
       LOG.warn("stopping the reaper: {}", e.getMessage());
     }
     warming.shutdownNow();
+    probes.close();
     try {
       // Warm sandboxes are removed; live runs are killed and torn down; what does not end in time
       // is reaped at the next start.

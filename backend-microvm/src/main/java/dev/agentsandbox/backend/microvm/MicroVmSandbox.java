@@ -148,11 +148,10 @@ final class MicroVmSandbox implements Sandbox {
       host.check(List.of("nft", "-f", "-"), NftFence.addElements(layout.fenceSlot()));
 
       step = "writing the proxy's policy " + layout.policyFile();
-      Files.writeString(layout.policyFile(), layout.proxyPolicyJson(), StandardCharsets.UTF_8);
-      Files.setPosixFilePermissions(
-          layout.policyFile(), PosixFilePermissions.fromString("r--------"));
-      Files.setAttribute(
-          layout.policyFile(), "unix:uid", Integer.parseInt(layout.placement().proxyUid()));
+      GuestFiles.writePrivate(
+          layout.policyFile(),
+          layout.proxyPolicyJson().getBytes(StandardCharsets.UTF_8),
+          Integer.parseInt(layout.placement().proxyUid()));
       step = "starting the proxy on " + layout.proxyUrl();
       proxy = ProxyProcess.start(layout.proxyCommandLine(), listener, runId);
       if (!proxy.awaitReady(proxyReadyTimeout.toMillis())) {
@@ -165,11 +164,8 @@ final class MicroVmSandbox implements Sandbox {
 
       step = "writing the run's initramfs " + layout.initramfs();
       int vmmUid = Integer.parseInt(layout.placement().vmmUid());
-      // It holds the run's environment: readable by the run's VMM alone.
-      Files.write(layout.initramfs(), initramfs);
-      Files.setPosixFilePermissions(
-          layout.initramfs(), PosixFilePermissions.fromString("r--------"));
-      Files.setAttribute(layout.initramfs(), "unix:uid", vmmUid);
+      // It holds the run's environment and credentials: readable by the run's VMM alone.
+      GuestFiles.writePrivate(layout.initramfs(), initramfs, vmmUid);
       Files.createDirectory(layout.vmmDir());
       Files.setAttribute(layout.vmmDir(), "unix:uid", vmmUid);
       step = "creating the output disk " + layout.outputDisk();
@@ -187,10 +183,10 @@ final class MicroVmSandbox implements Sandbox {
       step = "starting the VM (" + runtime + ")";
       started = Instant.now();
       vm =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(layout.vmmDir().resolve("vmm.log").toFile())
-              .start();
+          HostChildren.start(
+              new ProcessBuilder(command)
+                  .redirectErrorStream(true)
+                  .redirectOutput(layout.vmmDir().resolve("vmm.log").toFile()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       teardownQuietly();
@@ -230,9 +226,9 @@ final class MicroVmSandbox implements Sandbox {
     return Optional.of(imageId);
   }
 
-  /** The VMM's process id, for measurements (RSS) and tests. */
+  /** The VMM's process id (QEMU's, under setpriv and timeout), for measurements (RSS) and tests. */
   long vmmPid() {
-    return vm.pid();
+    return HostChildren.leaf(vm).pid();
   }
 
   /** The tap's host address and the guest's address. */
@@ -276,8 +272,7 @@ final class MicroVmSandbox implements Sandbox {
       stopped = !endedAlready;
     }
     if (vm.isAlive()) {
-      vm.destroyForcibly();
-      vm.waitFor(10, TimeUnit.SECONDS);
+      HostChildren.kill(vm, Duration.ofSeconds(10));
     }
     output.awaitEnd(DRAIN_MILLIS);
     statusChannel.awaitEnd(DRAIN_MILLIS);
@@ -399,9 +394,10 @@ final class MicroVmSandbox implements Sandbox {
         throw new IOException("not a regular file");
       }
       channel = FileChannel.open(disk, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-      // Only as much as the disk was made: a VMM that grew the file gains nothing by it.
+      // Only as much as the disk was made (a VMM that grew the file gains nothing by it), and no
+      // more than the run's caps can keep (RunContract.outArchiveLimit).
       OutputDisk.Listing listing =
-          OutputDisk.list(channel, OutputDisk.MAX_ENTRIES, layout.outputDiskBytes());
+          OutputDisk.list(channel, OutputDisk.MAX_ENTRIES, layout.outputReadLimit());
       listing
           .stopped()
           .ifPresent(
@@ -413,7 +409,7 @@ final class MicroVmSandbox implements Sandbox {
                       runId,
                       why,
                       listing.entries().size()));
-      return Optional.of(OutputDisk.archive(channel, listing.entries()));
+      return Optional.of(OutputDisk.archive(channel, listing));
     } catch (IOException e) {
       closeQuietly(channel);
       throw new SandboxException(
@@ -446,9 +442,8 @@ final class MicroVmSandbox implements Sandbox {
     List<String> problems = new ArrayList<>();
     Process process = vm;
     if (process != null) {
-      process.destroyForcibly();
       try {
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        if (!HostChildren.kill(process, Duration.ofSeconds(10))) {
           problems.add("the VMM (pid " + process.pid() + ") did not exit");
         }
       } catch (InterruptedException e) {

@@ -61,8 +61,17 @@ public record ProxyPolicy(
    * network at {@code port}, decisions on standard output.
    */
   public static ProxyPolicy forRun(RunEgress egress, String runId, int port) {
+    return forRun(egress, runId, "0.0.0.0", port);
+  }
+
+  /**
+   * The document for one run's proxy listening on {@code host} only (its address on the sandbox's
+   * side of the fence), at {@code port}, decisions on standard output.
+   */
+  public static ProxyPolicy forRun(RunEgress egress, String runId, String host, int port) {
+    Objects.requireNonNull(host, "host");
     return new ProxyPolicy(
-        "0.0.0.0:" + port,
+        (host.contains(":") ? "[" + host + "]" : host) + ":" + port,
         egress.allow(),
         egress.instanceAllow(),
         egress.internal().stream().map(InternalDestination::rule).toList(),

@@ -15,6 +15,9 @@ import java.util.Objects;
  * @param command the request's command, secrets redacted
  * @param revocations credentials minted before the refusal and what became of each (written only
  *     when some had been minted)
+ * @param tokenAgents the agents the asking token is limited to, sorted (written only for such a
+ *     token: its request of another agent is refused as {@code agent_not_listed}, and this says
+ *     why; docs/architecture.md invariant 13)
  * @param session whether a session was refused (written as {@code "kind": "session"}, its command
  *     empty: a session's steps come later); a one-shot run's row has no {@code kind}, as always
  */
@@ -25,6 +28,7 @@ public record Refused(
     List<String> envKeys,
     List<String> command,
     List<Revocation> revocations,
+    List<String> tokenAgents,
     boolean session)
     implements RunEvent {
 
@@ -35,8 +39,9 @@ public record Refused(
       List<String> problems,
       List<String> envKeys,
       List<String> command,
-      List<Revocation> revocations) {
-    this(reason, message, problems, envKeys, command, revocations, false);
+      List<Revocation> revocations,
+      List<String> tokenAgents) {
+    this(reason, message, problems, envKeys, command, revocations, tokenAgents, false);
   }
 
   public Refused {
@@ -46,6 +51,7 @@ public record Refused(
     envKeys = List.copyOf(envKeys);
     command = List.copyOf(command);
     revocations = List.copyOf(revocations);
+    tokenAgents = List.copyOf(tokenAgents);
     if (session && !command.isEmpty()) {
       throw new IllegalArgumentException("a session's refusal has no command");
     }
@@ -68,6 +74,9 @@ public record Refused(
     if (!revocations.isEmpty()) {
       tree.put("revocations", revocations.stream().map(Revocation::toTree).toList());
     }
+    if (!tokenAgents.isEmpty()) {
+      tree.put("token_agents", tokenAgents);
+    }
     if (session) {
       tree.put("kind", Launched.SESSION);
     }
@@ -84,6 +93,7 @@ public record Refused(
             f.stringsOrEmpty("env_keys"),
             f.stringsOrEmpty("command"),
             f.has("revocations") ? f.objects("revocations", Revocation::read) : List.of(),
+            f.stringsOrEmpty("token_agents"),
             Launched.SESSION.equals(f.string("kind", "")));
     f.done();
     return refused;

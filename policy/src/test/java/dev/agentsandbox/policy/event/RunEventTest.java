@@ -73,6 +73,7 @@ class RunEventTest {
                 List.of("env.HTTPS_PROXY: proxy settings are the sandbox's own"),
                 List.of("HTTPS_PROXY"),
                 List.of("ok"),
+                List.of(),
                 List.of())),
         Arguments.of(
             "a session's refusal, no command",
@@ -83,6 +84,28 @@ class RunEventTest {
                 List.of(),
                 List.of(),
                 List.of(),
+                List.of(),
+                true)),
+        Arguments.of(
+            "a refusal of a token limited to other agents",
+            new Refused(
+                "agent_not_listed",
+                "running agent bravo: the agent has no sandbox configuration",
+                List.of(),
+                List.of(),
+                List.of("ok"),
+                List.of(),
+                List.of("alpha", "charlie"))),
+        Arguments.of(
+            "a session's refusal of a token limited to other agents",
+            new Refused(
+                "agent_not_listed",
+                "opening a session of agent bravo: the agent has no sandbox configuration",
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of("alpha"),
                 true)),
         Arguments.of(
             "a refusal after minting",
@@ -99,7 +122,8 @@ class RunEventTest {
                         "command",
                         Revocation.Outcome.EXPIRES,
                         LATER,
-                        Optional.of("no revoke command is registered"))))),
+                        Optional.of("no revoke command is registered"))),
+                List.of())),
         Arguments.of(
             "credentials issued",
             new CredentialsIssued(

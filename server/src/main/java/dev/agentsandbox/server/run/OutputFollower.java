@@ -26,6 +26,7 @@ final class OutputFollower {
   /** Follows {@code output} to its end. */
   void follow(RunOutput output, OutputStream out, boolean tagged) throws IOException {
     long seq = 0;
+    RunOutput.PlainText plain = new RunOutput.PlainText();
     while (true) {
       RunOutput.Chunk chunk;
       try {
@@ -34,7 +35,7 @@ final class OutputFollower {
         Thread.currentThread().interrupt();
         return;
       }
-      seq = write(chunk, seq, out, tagged);
+      seq = write(chunk, out, tagged, plain);
       out.flush();
       if (chunk.finished()) {
         return;
@@ -42,8 +43,18 @@ final class OutputFollower {
     }
   }
 
-  /** Writes one chunk's announcement and lines; returns where to read on. */
-  long write(RunOutput.Chunk chunk, long seq, OutputStream out, boolean tagged) throws IOException {
+  /** Writes one chunk's announcement and lines as NDJSON; returns where to read on. */
+  long writeTagged(RunOutput.Chunk chunk, OutputStream out) throws IOException {
+    return write(chunk, out, true, new RunOutput.PlainText());
+  }
+
+  /**
+   * Writes one chunk's announcement and lines; returns where to read on. As plain text, {@code
+   * plain} (one per follower) keeps the two streams' pieces from running together into one line.
+   */
+  private long write(
+      RunOutput.Chunk chunk, OutputStream out, boolean tagged, RunOutput.PlainText plain)
+      throws IOException {
     if (chunk.skippedLines() > 0) {
       out.write(
           tagged
@@ -52,6 +63,7 @@ final class OutputFollower {
                       + chunk.skippedLines()
                       + " lines left the retained tail unread]\n")
                   .getBytes(StandardCharsets.UTF_8));
+      plain.interrupted();
     }
     for (RunOutput.Line line : chunk.entries()) {
       out.write(
@@ -59,7 +71,7 @@ final class OutputFollower {
               ? line(
                   line.stderr() ? "stderr" : "stdout",
                   mapper.getNodeFactory().textNode(line.text()))
-              : line.text().getBytes(StandardCharsets.UTF_8));
+              : plain.next(line).getBytes(StandardCharsets.UTF_8));
     }
     return chunk.nextSeq();
   }

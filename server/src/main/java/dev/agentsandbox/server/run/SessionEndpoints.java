@@ -56,7 +56,7 @@ public final class SessionEndpoints {
     request.onlyQueryParams(Set.of());
     var ask = SessionRequestReader.open(request.jsonBody());
     try {
-      var opened = sessions.open(request.principal().name(), ask);
+      var opened = sessions.open(request.principal().name(), request.principal().agents(), ask);
       String self = request.path().replace("/sessions", "/runs/" + opened.record().runId());
       return Response.json(201, Json.bytes(mapper, runs.run(opened))).withHeader("Location", self);
     } catch (InterruptedException e) {
@@ -109,7 +109,7 @@ public final class SessionEndpoints {
           step.clientGone();
           return;
         }
-        seq = follower.write(chunk, seq, out, true);
+        seq = follower.writeTagged(chunk, out);
         decisions = decisions(step, decisions, out);
         out.flush();
         if (chunk.finished()) {

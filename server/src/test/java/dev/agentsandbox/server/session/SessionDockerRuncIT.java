@@ -20,14 +20,15 @@ class SessionDockerRuncIT extends SessionEndToEndContract {
   @BeforeAll
   static void startOnDockerUnderRunc() throws Exception {
     DockerBackendConfig runc =
-        new DockerBackendConfig(
-            DockerBackendConfig.DEFAULT_PROXY_IMAGE,
-            3128,
-            "65534:65534",
-            64,
-            256,
-            Duration.ofSeconds(30),
-            "no-such-runtime");
+        DockerBackendConfig.builder()
+            .proxyImage(DockerBackendConfig.DEFAULT_PROXY_IMAGE)
+            .proxyPort(3128)
+            .workloadUser("65534:65534")
+            .tmpfsMb(64)
+            .proxyMemoryMb(256)
+            .proxyReadyTimeout(Duration.ofSeconds(30))
+            .gvisorRuntime("no-such-runtime")
+            .build();
     DockerBackend backend = new DockerBackend(DockerClients.fromEnvironment(), runc);
     Assumptions.assumeTrue(
         backend.opensSessions(),
