@@ -11,6 +11,9 @@ import dev.agentsandbox.runs.Reaper;
 import dev.agentsandbox.runs.RunService;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
+import dev.agentsandbox.server.config.ProposalEndpoints;
+import dev.agentsandbox.server.evidence.ChangeImpacts;
+import dev.agentsandbox.server.evidence.EgressEvidence;
 import dev.agentsandbox.server.governance.GovernedConfigs;
 import dev.agentsandbox.server.governance.GovernedDocument;
 import dev.agentsandbox.server.http.ApiHandler;
@@ -98,7 +101,9 @@ public final class AgentSandboxServer implements AutoCloseable {
   public static AgentSandboxServer start(InetSocketAddress listen, Store store, RunWiring wiring) {
     ObjectMapper mapper = Json.mapper();
     ServerMetrics metrics = new ServerMetrics(new PrometheusRegistry());
-    GovernedConfigs configs = new GovernedConfigs(store, mapper, metrics);
+    EgressEvidence evidence = new EgressEvidence(store);
+    GovernedConfigs configs =
+        new GovernedConfigs(store, mapper, metrics, new ChangeImpacts(evidence));
     ExecutorService runExecutor = Executors.newVirtualThreadPerTaskExecutor();
     RunService runs =
         new RunService(
@@ -128,6 +133,7 @@ public final class AgentSandboxServer implements AutoCloseable {
                 metrics,
                 OpenApiDocument.load(),
                 new ConfigEndpoints(configs, mapper),
+                new ProposalEndpoints(configs, evidence, mapper),
                 new AuditEndpoints(store, mapper),
                 new RunEndpoints(runs, mapper),
                 new BackendEndpoints(wiring.backends(), mapper),
