@@ -80,37 +80,54 @@ final class EvidenceBench {
     Instant start = Instant.now().minus(Duration.ofDays(6));
     clock.millis.set(start.toEpochMilli());
     try (Store store = Store.open(url, clock)) {
-      String admin = store.tokens().create("bench-admin", Scopes.ALL, null).secret();
-      long began = System.nanoTime();
-      long written = generate(store, clock, start, rows, refusals);
-      double seconds = (System.nanoTime() - began) / 1e9;
-      out.printf(
-          "%s: %d rows (%d refusals of planner) appended in %.0f s (%.0f rows/s)%n",
-          store.dialect(), written, refusals, seconds, written / seconds);
+      String admin =
+          store.tokens().create("bench-admin-" + System.nanoTime(), Scopes.ALL, null).secret();
+      if (store.audit().head().id() > 0) {
+        // A store this harness filled before (the rows are seeded, so they are the same rows).
+        out.printf("%s: reusing %d rows%n", store.dialect(), store.audit().head().id());
+      } else {
+        long began = System.nanoTime();
+        long written = generate(store, clock, start, rows, refusals);
+        double seconds = (System.nanoTime() - began) / 1e9;
+        out.printf(
+            "%s: %d rows (%d refusals of planner) appended in %.0f s (%.0f rows/s)%n",
+            store.dialect(), written, refusals, seconds, written / seconds);
+      }
       clock.millis.set(Instant.now().toEpochMilli());
       try (AgentSandboxServer server =
           AgentSandboxServer.start(
               new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), store)) {
         HttpClient http = HttpClient.newHttpClient();
-        configure(http, server, admin);
+        if (JSON.readTree(send(http, server, admin, "GET", CONFIG, null)).path("version").asLong()
+            == 0) {
+          configure(http, server, admin);
+        }
+        out.printf("load average before measuring: %s%n", loadAverage());
         JsonNode proposal = null;
         long[] proposals = new long[rounds];
+        long[] proposalCpu = new long[rounds];
         for (int i = 0; i < rounds; i++) {
+          long cpu = processCpuMillis();
           long t = System.nanoTime();
           proposal = JSON.readTree(send(http, server, admin, "GET", PROPOSAL, null));
           proposals[i] = (System.nanoTime() - t) / 1_000_000;
+          proposalCpu[i] = processCpuMillis() - cpu;
         }
         out.printf(
-            "proposal: %s ms (median %d, max %d); %d refusals read, %d entries, %d not fixable%n",
+            "proposal: %s ms (median %d, max %d), CPU %s ms (median %d); %d refusals read, %d"
+                + " entries, %d not fixable%n",
             Arrays.toString(proposals),
             median(proposals),
             max(proposals),
+            Arrays.toString(proposalCpu),
+            median(proposalCpu),
             proposal.path("refusals_read").asLong(),
             proposal.path("entries").size(),
             proposal.path("not_fixable").size());
         ObjectNode document =
             editable(JSON.readTree(send(http, server, admin, "GET", CONFIG, null)));
         ObjectNode planner = (ObjectNode) document.path("agents").path("planner");
+        document.put("reason", "EvidenceBench");
         // The proposal applied, and one allowed host removed: a loosening and a tightening at once.
         List<String> allow = new ArrayList<>();
         proposal.path("allow_after").forEach(e -> allow.add(e.asText()));
@@ -118,27 +135,34 @@ final class EvidenceBench {
         planner.set("allow", JSON.valueToTree(allow));
         JsonNode impact = null;
         long[] impacts = new long[rounds];
+        long[] impactCpu = new long[rounds];
         for (int i = 0; i < rounds; i++) {
+          long cpu = processCpuMillis();
           long t = System.nanoTime();
           impact =
               JSON.readTree(
                   send(http, server, admin, "PUT", CONFIG + "?dry_run=true", document.toString()));
           impacts[i] = (System.nanoTime() - t) / 1_000_000;
+          impactCpu[i] = processCpuMillis() - cpu;
         }
         JsonNode agent = impact.path("change").path("impact").path("agents").get(0);
         out.printf(
-            "impact (planner's change): %s ms (median %d, max %d); would allow %d refusals in %d"
-                + " runs, would break %d runs%n",
+            "impact (planner's change): %s ms (median %d, max %d), CPU %s ms (median %d); would"
+                + " allow %d refusals in %d runs, would break %d runs%n",
             Arrays.toString(impacts),
             median(impacts),
             max(impacts),
+            Arrays.toString(impactCpu),
+            median(impactCpu),
             agent.path("would_allow").path("refusals").asLong(),
             agent.path("would_allow").path("runs").asInt(),
             agent.path("would_refuse").path("runs").asInt());
         String policy = "{\"default\": {\"allow\": [\"pypi.org\", \"github.com\"]}}";
         long[] policies = new long[rounds];
+        long[] policyCpu = new long[rounds];
         JsonNode policyImpact = null;
         for (int i = 0; i < rounds; i++) {
+          long cpu = processCpuMillis();
           long t = System.nanoTime();
           policyImpact =
               JSON.readTree(
@@ -150,13 +174,16 @@ final class EvidenceBench {
                       "/api/admin/platform/egress-policy?dry_run=true",
                       policy));
           policies[i] = (System.nanoTime() - t) / 1_000_000;
+          policyCpu[i] = processCpuMillis() - cpu;
         }
         out.printf(
-            "impact (egress policy default rule, every agent): %s ms (median %d, max %d); %d"
-                + " agents%n",
+            "impact (egress policy default rule, every agent): %s ms (median %d, max %d), CPU %s ms"
+                + " (median %d); %d agents%n",
             Arrays.toString(policies),
             median(policies),
             max(policies),
+            Arrays.toString(policyCpu),
+            median(policyCpu),
             policyImpact.path("impact").path("agents").size()
                 + policyImpact.path("change").path("impact").path("agents").size());
       }
@@ -182,7 +209,8 @@ final class EvidenceBench {
     long plannerDenies = 0;
     while (written + batch.size() < rows) {
       AuditEvent event;
-      if (plannerDenies < refusals && random.nextInt(5) == 0) {
+      // Exactly `refusals` of planner's refusals, spread evenly through the rows.
+      if (plannerDenies < refusals && (written + batch.size()) % (rows / refusals) == 0) {
         plannerDenies++;
         event = deny("planner", "run-" + random.nextInt(RUNS), random);
       } else {
@@ -319,6 +347,22 @@ final class EvidenceBench {
           method + " " + path + ": " + response.statusCode() + " " + response.body());
     }
     return response.body();
+  }
+
+  /** CPU time of this whole process (server, client and collector threads alike). */
+  private static long processCpuMillis() {
+    return ((com.sun.management.OperatingSystemMXBean)
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+            .getProcessCpuTime()
+        / 1_000_000;
+  }
+
+  private static String loadAverage() {
+    try {
+      return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).strip();
+    } catch (java.io.IOException e) {
+      return "unknown (" + e.getMessage() + ")";
+    }
   }
 
   private static long median(long[] values) {

@@ -4,9 +4,10 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * Egress decisions of one agent, one kind, host, port and reason in one run, tallied from the
- * egress index: {@code count} decisions between {@code first} and {@code last} (an aggregated row
- * counts as its count). Fields are as the rows recorded them, bounded (docs/store.md).
+ * Egress decisions of one agent, one kind, host, port and reason in one run, from the egress index:
+ * {@code count} decisions between {@code first} and {@code last}. {@link EgressIndex#scan} answers
+ * one per row (an aggregated row with its count; {@code first} and {@code last} its time). Fields
+ * are as the rows recorded them, bounded (docs/store.md).
  *
  * @param agent the agent
  * @param decision {@code allow} or {@code deny}

@@ -87,9 +87,32 @@ abstract class EgressIndexContract extends StoreTestBase {
     return new AuditEvent(type, "proxy", agent, run, json(data));
   }
 
+  /** The scanned entries summed per decision, host, port, reason and run, as callers tally them. */
   List<EgressTally> tallies(String agent, Instant since, EgressIndex.Decisions which) {
-    List<EgressTally> found = new ArrayList<>();
-    store.egress().tally(agent, since, which, found::add);
+    java.util.Map<List<Object>, EgressTally> summed = new java.util.LinkedHashMap<>();
+    store
+        .egress()
+        .scan(
+            agent,
+            since,
+            which,
+            e ->
+                summed.merge(
+                    java.util.Arrays.asList(
+                        e.decision(), e.host(), e.port(), e.reason(), e.runId()),
+                    e,
+                    (a, b) ->
+                        new EgressTally(
+                            a.agent(),
+                            a.decision(),
+                            a.host(),
+                            a.port(),
+                            a.reason(),
+                            a.runId(),
+                            a.count() + b.count(),
+                            a.first().isBefore(b.first()) ? a.first() : b.first(),
+                            a.last().isAfter(b.last()) ? a.last() : b.last())));
+    List<EgressTally> found = new ArrayList<>(summed.values());
     found.sort(
         java.util.Comparator.comparing(EgressTally::decision)
             .thenComparing(EgressTally::host)
@@ -98,11 +121,22 @@ abstract class EgressIndexContract extends StoreTestBase {
   }
 
   @Test
-  void egressRowsAreTalliedPerDecisionHostPortReasonAndRun() {
+  void egressRowsAreScannedOneEntryPerRow() {
     for (AuditEvent event : mixedRows()) {
       clock.advance(Duration.ofSeconds(1));
       store.audit().append(event);
     }
+    List<EgressTally> planner = new ArrayList<>();
+    long streamed = store.egress().scan("planner", START, EgressIndex.Decisions.BOTH, planner::add);
+    assertThat(streamed)
+        .isEqualTo(planner.size())
+        .as("one per egress row of planner")
+        .isEqualTo(10);
+    assertThat(planner).allMatch(e -> e.first().equals(e.last()));
+    assertThat(planner)
+        .filteredOn(e -> e.count() == 40)
+        .singleElement()
+        .satisfies(e -> assertThat(e.first()).isEqualTo(START.plusSeconds(3)));
     List<EgressTally> denies = tallies("planner", START, EgressIndex.Decisions.DENY);
     assertThat(denies)
         .filteredOn(t -> t.host().equals("pypi.org"))

@@ -47,15 +47,44 @@ public final class EgressProposer {
    */
   private record Candidate(String host, int portClass) {}
 
+  /** Phase one's tally of a group: its count, no runs (those are counted per line in phase two). */
+  private static final class Counts {
+    final GroupKey key;
+    long count;
+
+    Counts(GroupKey key) {
+      this.key = key;
+    }
+
+    /** The line the group's observations are tallied into, once decided; null when none shows. */
+    Line line;
+
+    void add(long more) {
+      long sum = count + more;
+      count = sum < 0 ? Long.MAX_VALUE : sum;
+    }
+  }
+
   private static final class CandidateTally {
-    final EvidenceTally evidence = new EvidenceTally();
+    final List<Counts> groups = new ArrayList<>();
     final SortedSet<Integer> ports = new TreeSet<>();
     final SortedSet<String> reasons = new TreeSet<>();
+  }
+
+  /** An output line in the making: what it stands for, and the evidence phase two tallies. */
+  private static final class Line {
+    final EvidenceTally evidence = new EvidenceTally();
   }
 
   /**
    * The proposal for {@code agent} from its refusals ({@link EgressObservation.Kind#DENY}; allowed
    * connections are ignored).
+   *
+   * <p>Two passes over the refusals: the first counts each (host, port, reason) group and decides
+   * what it becomes (an entry, a refusal no entry fixes, one allowed now); the second tallies each
+   * output line's evidence (runs, first and last seen, example runs) straight from the
+   * observations, each through the group the first pass found for it, so nothing is merged or
+   * looked up twice.
    *
    * @throws IllegalArgumentException when {@code config} does not configure {@code agent}
    */
@@ -70,134 +99,167 @@ public final class EgressProposer {
     }
     ScopeRule rule = policy.ruleFor(settings.scope());
     EgressDecider now = new EgressDecider(settings.allow(), rule.allow());
-    Map<GroupKey, EvidenceTally> groups = new HashMap<>();
+    Map<GroupKey, Counts> groups = new HashMap<>();
+    List<EgressObservation> denials = new ArrayList<>();
+    List<Counts> groupOf = new ArrayList<>();
     long read = 0;
     for (EgressObservation observation : observations) {
-      if (observation.kind() != EgressObservation.Kind.DENY) {
-        continue;
+      if (observation.kind() == EgressObservation.Kind.DENY) {
+        long sum = read + observation.count();
+        read = sum < 0 ? Long.MAX_VALUE : sum;
+        Counts counts = groups.computeIfAbsent(key(observation), Counts::new);
+        counts.add(observation.count());
+        denials.add(observation);
+        groupOf.add(counts);
       }
-      read += observation.count();
-      groups
-          .computeIfAbsent(
-              new GroupKey(observation.host(), observation.port(), observation.reason()),
-              k -> new EvidenceTally())
-          .add(observation);
     }
-    List<NotFixable> notFixable = new ArrayList<>();
-    List<RefusalGroup> nowAllowed = new ArrayList<>();
-    Map<Candidate, CandidateTally> candidates = new TreeMap<>(CANDIDATE_ORDER);
-    for (Map.Entry<GroupKey, EvidenceTally> group : groups.entrySet()) {
-      GroupKey key = group.getKey();
-      RefusalGroup refusals =
-          new RefusalGroup(key.host(), key.port(), key.reason(), group.getValue().evidence());
+    List<Map.Entry<Counts, NotFixable.Why>> stays = new ArrayList<>();
+    List<Counts> allowedNow = new ArrayList<>();
+    Map<Candidate, CandidateTally> candidates = new HashMap<>();
+    for (Counts group : groups.values()) {
+      GroupKey key = group.key;
       switch (Refusals.standing(key.host(), key.port(), key.reason(), now)) {
-        case Refusals.Standing.Stays stays -> notFixable.add(new NotFixable(refusals, stays.why()));
-        case Refusals.Standing.NowAllowed allowed -> nowAllowed.add(refusals);
+        case Refusals.Standing.Stays stay -> stays.add(Map.entry(group, stay.why()));
+        case Refusals.Standing.NowAllowed allowed -> allowedNow.add(group);
         case Refusals.Standing.Fixable fixable -> {
           int portClass = key.port() == 80 || key.port() == 443 ? 0 : key.port();
           CandidateTally tally =
               candidates.computeIfAbsent(
                   new Candidate(key.host(), portClass), k -> new CandidateTally());
-          tally.evidence.addAll(group.getValue());
+          tally.groups.add(group);
           tally.ports.add(key.port());
           tally.reasons.add(key.reason());
         }
       }
     }
-    List<ProposedEntry> entries = entries(candidates, rule);
-    int entriesLeftOut = Math.max(0, entries.size() - MAX_ENTRIES);
-    entries = new ArrayList<>(entries.subList(0, Math.min(entries.size(), MAX_ENTRIES)));
-    SandboxConfig after = readBack(agent, config, settings, entries, notFixable);
-    AllowList allowAfter = after.agents().get(agent).allow();
-    notFixable.sort(
-        Comparator.comparing((NotFixable n) -> n.refusals(), GROUP_ORDER)
-            .thenComparing(n -> n.why().wireName()));
-    nowAllowed.sort(GROUP_ORDER);
-    return new EgressProposal(
-        agent,
-        read,
-        entries,
-        entriesLeftOut,
-        notFixable.subList(0, Math.min(notFixable.size(), MAX_GROUPS)),
-        Math.max(0, notFixable.size() - MAX_GROUPS),
-        nowAllowed.subList(0, Math.min(nowAllowed.size(), MAX_GROUPS)),
-        Math.max(0, nowAllowed.size() - MAX_GROUPS),
-        allowAfter,
-        Loosenings.between(config, after));
-  }
-
-  private static final Comparator<Candidate> CANDIDATE_ORDER =
-      Comparator.comparing(Candidate::host).thenComparingInt(Candidate::portClass);
-
-  private static final Comparator<RefusalGroup> GROUP_ORDER =
-      Comparator.comparingLong((RefusalGroup g) -> g.evidence().count())
-          .reversed()
-          .thenComparing(RefusalGroup::host)
-          .thenComparingInt(RefusalGroup::port)
-          .thenComparing(RefusalGroup::reason);
-
-  /** Wildcards where several names earn one, exact entries for the rest, best evidenced first. */
-  private static List<ProposedEntry> entries(
-      Map<Candidate, CandidateTally> candidates, ScopeRule rule) {
-    Map<Integer, List<Candidate>> byPortClass = new TreeMap<>();
-    candidates
-        .keySet()
-        .forEach(c -> byPortClass.computeIfAbsent(c.portClass(), k -> new ArrayList<>()).add(c));
+    stays.sort(Map.Entry.comparingByKey(MOST_REFUSED));
+    allowedNow.sort(MOST_REFUSED);
+    // Phase two: every line the answer can show gets its evidence from one more pass.
+    List<Planned> planned = plan(candidates);
+    List<Map.Entry<Counts, NotFixable.Why>> shownStays =
+        stays.subList(0, Math.min(stays.size(), MAX_GROUPS));
+    shownStays.forEach(stay -> stay.getKey().line = new Line());
+    List<Counts> shownAllowed = allowedNow.subList(0, Math.min(allowedNow.size(), MAX_GROUPS));
+    shownAllowed.forEach(group -> group.line = new Line());
+    for (int i = 0; i < denials.size(); i++) {
+      Line line = groupOf.get(i).line;
+      if (line != null) {
+        line.evidence.add(denials.get(i));
+      }
+    }
     List<ProposedEntry> entries = new ArrayList<>();
-    for (Map.Entry<Integer, List<Candidate>> portClass : byPortClass.entrySet()) {
-      int port = portClass.getKey();
-      Map<String, Candidate> byHost = new LinkedHashMap<>();
-      portClass.getValue().forEach(c -> byHost.put(c.host(), c));
-      for (Wildcards.Cover cover : Wildcards.plan(byHost.keySet())) {
-        List<Candidate> covered = cover.names().stream().map(byHost::remove).toList();
-        entries.add(entry(new AllowEntry(true, cover.suffix(), port), covered, candidates, rule));
-      }
-      for (Candidate exact : byHost.values()) {
-        entries.add(
-            entry(new AllowEntry(false, exact.host(), port), List.of(exact), candidates, rule));
-      }
+    for (Planned entry : planned) {
+      entries.add(entry.toEntry(candidates, rule));
     }
     entries.sort(
         Comparator.comparingInt((ProposedEntry e) -> e.evidence().runs())
             .reversed()
             .thenComparing(e -> e.evidence().count(), Comparator.reverseOrder())
             .thenComparing(ProposedEntry::entry));
-    return entries;
+    int entriesLeftOut = Math.max(0, entries.size() - MAX_ENTRIES);
+    entries = new ArrayList<>(entries.subList(0, Math.min(entries.size(), MAX_ENTRIES)));
+    List<NotFixable> notFixable = new ArrayList<>();
+    for (Map.Entry<Counts, NotFixable.Why> stay : shownStays) {
+      notFixable.add(new NotFixable(group(stay.getKey()), stay.getValue()));
+    }
+    List<RefusalGroup> nowAllowed = shownAllowed.stream().map(EgressProposer::group).toList();
+    int notFixableLeftOut = stays.size() - shownStays.size();
+    SandboxConfig after = readBack(agent, config, settings, entries, notFixable);
+    return new EgressProposal(
+        agent,
+        read,
+        entries,
+        entriesLeftOut,
+        notFixable,
+        notFixableLeftOut,
+        nowAllowed,
+        allowedNow.size() - shownAllowed.size(),
+        after.agents().get(agent).allow(),
+        Loosenings.between(config, after));
   }
 
-  private static ProposedEntry entry(
-      AllowEntry entry,
-      List<Candidate> covered,
-      Map<Candidate, CandidateTally> candidates,
-      ScopeRule rule) {
-    EvidenceTally evidence = new EvidenceTally();
-    SortedSet<Integer> ports = new TreeSet<>();
-    SortedSet<String> reasons = new TreeSet<>();
-    List<String> blocked = new ArrayList<>();
-    for (Candidate candidate : covered) {
-      CandidateTally tally = candidates.get(candidate);
-      evidence.addAll(tally.evidence);
-      ports.addAll(tally.ports);
-      reasons.addAll(tally.reasons);
-      for (int port : tally.ports) {
-        boolean instanceAllows =
-            rule.allow()
-                .map(list -> list.evaluate(candidate.host(), port) == AllowList.Verdict.ALLOWED)
-                .orElse(true);
-        if (!instanceAllows && blocked.size() < ProposedEntry.MAX_HOSTS) {
-          blocked.add(candidate.host() + ":" + port);
+  private static GroupKey key(EgressObservation observation) {
+    return new GroupKey(observation.host(), observation.port(), observation.reason());
+  }
+
+  private static RefusalGroup group(Counts group) {
+    GroupKey key = group.key;
+    return new RefusalGroup(key.host(), key.port(), key.reason(), group.line.evidence.evidence());
+  }
+
+  /**
+   * The most refused first, then by host, port and reason, so the order never depends on hashing.
+   */
+  private static final Comparator<Counts> MOST_REFUSED =
+      Comparator.comparingLong((Counts c) -> -c.count)
+          .thenComparing(c -> c.key.host())
+          .thenComparingInt(c -> c.key.port())
+          .thenComparing(c -> c.key.reason());
+
+  private static final Comparator<Candidate> CANDIDATE_ORDER =
+      Comparator.comparing(Candidate::host).thenComparingInt(Candidate::portClass);
+
+  /** An entry decided in phase one, whose evidence phase two tallies in {@code line}. */
+  private record Planned(AllowEntry entry, List<Candidate> covered, Line line) {
+    ProposedEntry toEntry(Map<Candidate, CandidateTally> candidates, ScopeRule rule) {
+      SortedSet<Integer> ports = new TreeSet<>();
+      SortedSet<String> reasons = new TreeSet<>();
+      List<String> blocked = new ArrayList<>();
+      for (Candidate candidate : covered) {
+        CandidateTally tally = candidates.get(candidate);
+        ports.addAll(tally.ports);
+        reasons.addAll(tally.reasons);
+        for (int port : tally.ports) {
+          boolean instanceAllows =
+              rule.allow()
+                  .map(list -> list.evaluate(candidate.host(), port) == AllowList.Verdict.ALLOWED)
+                  .orElse(true);
+          if (!instanceAllows && blocked.size() < ProposedEntry.MAX_HOSTS) {
+            blocked.add(candidate.host() + ":" + port);
+          }
         }
       }
+      List<String> hosts = covered.stream().map(Candidate::host).sorted().toList();
+      return new ProposedEntry(
+          entry.toString(),
+          hosts.subList(0, Math.min(hosts.size(), ProposedEntry.MAX_HOSTS)),
+          Math.max(0, hosts.size() - ProposedEntry.MAX_HOSTS),
+          ports,
+          reasons,
+          line.evidence.evidence(),
+          blocked);
     }
-    List<String> hosts = covered.stream().map(Candidate::host).sorted().toList();
-    return new ProposedEntry(
-        entry.toString(),
-        hosts.subList(0, Math.min(hosts.size(), ProposedEntry.MAX_HOSTS)),
-        Math.max(0, hosts.size() - ProposedEntry.MAX_HOSTS),
-        ports,
-        reasons,
-        evidence.evidence(),
-        blocked);
+  }
+
+  /** Wildcards where several names earn one, exact entries for the rest; each with its line. */
+  private static List<Planned> plan(Map<Candidate, CandidateTally> candidates) {
+    List<Candidate> sorted = new ArrayList<>(candidates.keySet());
+    sorted.sort(CANDIDATE_ORDER);
+    Map<Integer, List<Candidate>> byPortClass = new TreeMap<>();
+    sorted.forEach(c -> byPortClass.computeIfAbsent(c.portClass(), k -> new ArrayList<>()).add(c));
+    List<Planned> planned = new ArrayList<>();
+    for (Map.Entry<Integer, List<Candidate>> portClass : byPortClass.entrySet()) {
+      int port = portClass.getKey();
+      Map<String, Candidate> byHost = new LinkedHashMap<>();
+      portClass.getValue().forEach(c -> byHost.put(c.host(), c));
+      for (Wildcards.Cover cover : Wildcards.plan(byHost.keySet())) {
+        List<Candidate> covered = cover.names().stream().map(byHost::remove).toList();
+        planned.add(planned(new AllowEntry(true, cover.suffix(), port), covered, candidates));
+      }
+      for (Candidate exact : byHost.values()) {
+        planned.add(planned(new AllowEntry(false, exact.host(), port), List.of(exact), candidates));
+      }
+    }
+    return planned;
+  }
+
+  private static Planned planned(
+      AllowEntry entry, List<Candidate> covered, Map<Candidate, CandidateTally> candidates) {
+    Line line = new Line();
+    for (Candidate candidate : covered) {
+      candidates.get(candidate).groups.forEach(group -> group.line = line);
+    }
+    return new Planned(entry, covered, line);
   }
 
   /**

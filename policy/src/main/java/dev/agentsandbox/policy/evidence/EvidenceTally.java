@@ -1,9 +1,12 @@
 package dev.agentsandbox.policy.evidence;
 
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 
 /** Accumulates {@link Evidence}: counts, distinct runs, first and last. Not thread-safe. */
 final class EvidenceTally {
@@ -47,18 +50,22 @@ final class EvidenceTally {
     if (first == null) {
       throw new IllegalStateException("no observation was tallied");
     }
+    // The most recent few runs, without sorting them all: a bounded heap, oldest on top.
+    Comparator<Map.Entry<String, Instant>> recentFirst =
+        Map.Entry.<String, Instant>comparingByValue(Comparator.reverseOrder())
+            .thenComparing(Map.Entry.comparingByKey());
+    PriorityQueue<Map.Entry<String, Instant>> recent =
+        new PriorityQueue<>(Evidence.MAX_EXAMPLES + 1, recentFirst.reversed());
+    for (Map.Entry<String, Instant> run : latestByRun.entrySet()) {
+      recent.add(run);
+      if (recent.size() > Evidence.MAX_EXAMPLES) {
+        recent.poll();
+      }
+    }
+    List<Map.Entry<String, Instant>> examples = new ArrayList<>(recent);
+    examples.sort(recentFirst);
     return new Evidence(
-        count,
-        latestByRun.size(),
-        first,
-        last,
-        latestByRun.entrySet().stream()
-            .sorted(
-                Map.Entry.<String, Instant>comparingByValue(Comparator.reverseOrder())
-                    .thenComparing(Map.Entry.comparingByKey()))
-            .limit(Evidence.MAX_EXAMPLES)
-            .map(Map.Entry::getKey)
-            .toList());
+        count, latestByRun.size(), first, last, examples.stream().map(Map.Entry::getKey).toList());
   }
 
   private static long saturatedAdd(long a, long b) {
