@@ -1,6 +1,6 @@
 // Audit: filter by type prefix, agent, run, label and time; the chain's verification state; export of
 // the same rows as JSON lines.
-import { AUDIT, api, problem } from "./api.js";
+import { AUDIT, api, problem, runHref } from "./api.js";
 import { field, h, replace, section, table, time } from "./dom.js";
 
 const TYPES = [
@@ -15,6 +15,9 @@ const TYPES = [
   "agent_sandbox.artifacts",
   "agent_sandbox.kill",
   "agent_sandbox.teardown",
+  "agent_sandbox.token",
+  "agent_sandbox.token.create",
+  "agent_sandbox.token.revoke",
 ];
 
 export function auditPage(root, preset) {
@@ -75,7 +78,7 @@ export function auditPage(root, preset) {
             h("td", {}, h("code", {}, r.type)),
             h("td", {}, r.actor),
             h("td", {}, r.agent || "—"),
-            h("td", {}, r.run_id ? h("a", { href: "#/runs/" + r.run_id }, h("code", {}, r.run_id)) : "—"),
+            h("td", {}, r.run_id ? h("a", { href: runHref(r.run_id) }, h("code", {}, r.run_id)) : "—"),
             h("td", {}, h("details", {}, h("summary", {}, summary(r)), h("pre", { class: "mono small" }, JSON.stringify(r.data, null, 2)))),
           ),
         );

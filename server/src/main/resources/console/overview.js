@@ -1,5 +1,5 @@
 // Overview: the backends as probed now, the live runs, recent refusals and a day's chart.
-import { AUDIT, BASE, api, problem } from "./api.js";
+import { AUDIT, BASE, api, problem, runHref } from "./api.js";
 import { badge, h, replace, section, table, time } from "./dom.js";
 import { bucket, chart } from "./chart.js";
 
@@ -48,7 +48,7 @@ async function load(backends, live, activity, refusals) {
           h(
             "tr",
             {},
-            h("td", {}, h("a", { href: "#/runs/" + r.run_id }, h("code", {}, r.run_id))),
+            h("td", {}, h("a", { href: runHref(r.run_id) }, h("code", {}, r.run_id))),
             h("td", {}, r.agent),
             h("td", {}, badge(r.status)),
             h("td", {}, time(r.created_at)),
@@ -79,7 +79,7 @@ async function load(backends, live, activity, refusals) {
             h("td", {}, time(r.time)),
             h("td", {}, h("code", {}, r.type)),
             h("td", {}, r.agent || "—"),
-            h("td", {}, r.run_id ? h("a", { href: "#/runs/" + r.run_id }, h("code", {}, r.run_id)) : "—"),
+            h("td", {}, r.run_id ? h("a", { href: runHref(r.run_id) }, h("code", {}, r.run_id)) : "—"),
             h("td", { class: "detail" }, refusalSummary(r)),
           ),
         );

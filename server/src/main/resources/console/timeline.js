@@ -1,14 +1,14 @@
 // A run's timeline, from GET .../runs/{id}/timeline: who launched it, what ran, what its proxy
 // allowed and denied, how it ended, every audit row of the run in order with its id, and whether
 // the audit chain verifies up to the newest of them.
-import { BASE, api, problem } from "./api.js";
-import { badge, h, replace, table, time } from "./dom.js";
+import { api, problem, runPath } from "./api.js";
+import { badge, h, replace, table, time, visible } from "./dom.js";
 
 /** Loads the timeline of {@code runId} into {@code el}; resolves to the timeline, or null. */
 export async function showTimeline(el, runId, signal) {
   let timeline;
   try {
-    timeline = await api("GET", BASE + "/runs/" + runId + "/timeline", { signal });
+    timeline = await api("GET", runPath(runId, "timeline"), { signal });
   } catch (e) {
     if (e.name !== "AbortError") replace(el, problem(e));
     return null;
@@ -51,7 +51,7 @@ function facts(t) {
   const list = [
     ["Launched by", who.token ? [h("strong", {}, who.token), " at " + time(who.at) + row(who)] : "— (no launch row)"],
     ["Labels", labels.length > 0 ? labels : "none"],
-    ["Ran", what.command ? [h("code", {}, what.command.join(" ")), " in ", h("code", {}, what.image || "?")] : "—"],
+    ["Ran", what.command ? [h("code", {}, visible(what.command.join(" "))), " in ", h("code", {}, what.image || "?")] : "—"],
     ["Where", what.backend ? what.backend + " · " + what.runtime + " · " + what.isolation : "—"],
     ["Allow-list", (what.effective_allow || []).join(", ") || "nothing"],
     ["Credentials", credentials.join(", ") || "none"],
@@ -94,7 +94,7 @@ function eventSummary(e) {
   const d = e.data || {};
   switch (e.type) {
     case "agent_sandbox.launch":
-      return "launched " + (d.command ? d.command.join(" ") : "") + " on " + (d.backend || "?");
+      return "launched " + visible(d.command ? d.command.join(" ") : "") + " on " + (d.backend || "?");
     case "agent_sandbox.egress.allow":
     case "agent_sandbox.egress.deny":
       return (e.type.endsWith("deny") ? "denied " : "allowed ") + (d.host || "?") + ":" + (d.port || "?") + (d.reason ? " — " + d.reason : "");

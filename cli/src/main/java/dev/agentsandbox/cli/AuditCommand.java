@@ -1,5 +1,6 @@
 package dev.agentsandbox.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.agentsandbox.store.AuditHead;
 import dev.agentsandbox.store.AuditLog;
 import dev.agentsandbox.store.AuditQuery;
@@ -111,7 +112,11 @@ final class AuditCommand implements Runnable {
 
   static void printRows(PrintWriter out, List<AuditRow> rows) {
     for (AuditRow row : rows) {
-      out.println(AuditLog.toJson(row));
+      try {
+        out.println(Printer.JSON_LINE.writeValueAsString(AuditLog.toJson(row)));
+      } catch (JsonProcessingException e) {
+        throw new IllegalStateException("a tree always serializes", e);
+      }
     }
     out.flush();
   }

@@ -272,6 +272,7 @@ final class ServeCommand implements Callable<Integer> {
         ListenAddress.parse(setting(listen, "AGENT_SANDBOX_LISTEN", "127.0.0.1:8080"));
     Path data =
         dataDir != null ? dataDir : Path.of(setting(null, "AGENT_SANDBOX_DATA_DIR", "data"));
+    Optional<String> dataWarning = DataDirectory.prepare(data);
     Store opened = store.open();
     try {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
@@ -282,6 +283,7 @@ final class ServeCommand implements Callable<Integer> {
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
       // The backends' probe lines come from their own threads (Backends.reportProbes).
       synchronized (out) {
+        dataWarning.ifPresent(out::println);
         printStarted(out, opened, tokenFile, written, server);
       }
       return new Running(server, opened, tokenFile);

@@ -293,8 +293,9 @@ final class TimelineView {
   }
 
   /**
-   * One cell: at most {@link #SUMMARY_WIDTH} characters, never empty, control characters shown as
-   * {@code ?} (a command or a host name must not move a terminal's cursor or change its colours).
+   * One cell: at most {@link #SUMMARY_WIDTH} characters, never empty, control, bidirectional and
+   * invisible characters shown as {@code <U+XXXX>} (a command or a host name must not move a
+   * terminal's cursor, change its colours or reorder the line).
    */
   static String bounded(String text) {
     String clean = clean(text);
@@ -305,8 +306,6 @@ final class TimelineView {
   }
 
   static String clean(String text) {
-    StringBuilder clean = new StringBuilder(text.length());
-    text.codePoints().forEach(c -> clean.appendCodePoint(Character.isISOControl(c) ? '?' : c));
-    return clean.toString();
+    return TerminalText.line(text);
   }
 }

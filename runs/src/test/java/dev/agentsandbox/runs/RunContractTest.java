@@ -346,6 +346,43 @@ class RunContractTest {
     assertThat(service.liveCount()).isZero();
   }
 
+  /**
+   * A credential helper that fails and prints the control plane's own Vault token on its standard
+   * error: the refusal (the API's answer) and the refused run's audit row, which is permanent, say
+   * why it failed without the token.
+   */
+  @Test
+  void aFailingHelpersSecretReachesNeitherTheRefusalNorTheAuditLog() throws Exception {
+    String vaultToken = "hvs.CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4";
+    Path script = temp.resolve("mint.sh");
+    Files.writeString(
+        script,
+        "#!/bin/sh\necho 'Error making API request. Code: 403. VAULT_TOKEN="
+            + vaultToken
+            + " permission denied' >&2\necho 'retrying with token "
+            + vaultToken
+            + "' >&2\nexit 2\n");
+    Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
+    RunService service =
+        service(Map.of("aws", spec("aws", CredentialSpec.Source.COMMAND, "mint")), script);
+    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+        .isInstanceOfSatisfying(
+            RunRefusedException.class,
+            e -> {
+              assertThat(e.refusal()).isEqualTo(Refusal.CREDENTIAL_REFUSED);
+              assertThat(e.getMessage())
+                  .contains("exit status 2", "Code: 403", "VAULT_TOKEN=[REDACTED]")
+                  .doesNotContain("CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4");
+              assertThat(String.valueOf(e.problems())).doesNotContain("CAESIJ");
+            });
+    List<AuditRow> refused =
+        store.audit().query(new AuditQuery(RunLauncher.REFUSED, null, null, null, null, 10));
+    assertThat(refused).hasSize(1);
+    assertThat(refused.get(0).data().toString())
+        .contains("VAULT_TOKEN=[REDACTED]")
+        .doesNotContain("CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4");
+  }
+
   @Test
   void credentialsThisControlPlaneCannotMintRefuseTheRun() {
     RunService service =
