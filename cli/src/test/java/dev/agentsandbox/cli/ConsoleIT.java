@@ -49,8 +49,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * reason, meets a version conflict, shows a plan, starts a run whose output streams while it runs
  * and whose egress table shows a denial, kills it, downloads the file it left in {@code
  * /workspace/out}, reads its timeline, has the run's refusal proposed as an entry and previews it
- * with its impact, and reads the audit filtered to that run and to its label.
- * Writes a 1280×800 screenshot of each page to {@code target/console-screenshots/}.
+ * with its impact, and reads the audit filtered to that run and to its label. Writes a 1280×800
+ * screenshot of each page to {@code target/console-screenshots/}.
  */
 class ConsoleIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -394,7 +394,8 @@ class ConsoleIT {
     WebElement impact = waitFor(By.cssSelector("#config-impact li[data-agent='helper']"));
     assertThat(impact.getAttribute("data-would-allow")).isEqualTo("1");
     assertThat(impact.getAttribute("data-would-break")).isEqualTo("0");
-    assertThat(impact.getText()).contains("would have allowed 1 refusal in 1 run", "denied.test:80");
+    assertThat(impact.getText())
+        .contains("would have allowed 1 refusal in 1 run", "denied.test:80");
     assertThat(find(By.id("config-loosenings")).getText()).contains("allow_entry_added");
     shot("config-impact");
 
