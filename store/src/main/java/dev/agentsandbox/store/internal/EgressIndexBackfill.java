@@ -10,7 +10,7 @@ import org.flywaydb.core.api.migration.Context;
 import org.flywaydb.core.api.migration.JavaMigration;
 
 /**
- * Migration 5, on both dialects: indexes the egress rows appended before migration 4 created {@code
+ * Migration 6, on both dialects: indexes the egress rows appended before migration 5 created {@code
  * audit_egress}, through {@link EgressIndexRow} exactly as an append does, page by page so memory
  * stays bounded. It reads the audit log and writes only the index.
  */
@@ -19,7 +19,7 @@ public final class EgressIndexBackfill implements JavaMigration {
 
   @Override
   public MigrationVersion getVersion() {
-    return MigrationVersion.fromVersion("5");
+    return MigrationVersion.fromVersion("6");
   }
 
   @Override
