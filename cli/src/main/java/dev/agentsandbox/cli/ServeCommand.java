@@ -234,6 +234,16 @@ final class ServeCommand implements Callable<Integer> {
   List<String> credentialCommands = new ArrayList<>();
 
   @Option(
+      names = "--credential-revoke-command",
+      paramLabel = "NAME=PATH",
+      description =
+          "Registers an executable that revokes what the credential command NAME minted (the"
+              + " value on its standard input) when the run's workload stops or the run is refused"
+              + " after minting; repeatable. Without one, such a credential lives until its"
+              + " expiry, and the run's rows say so")
+  List<String> credentialRevokeCommands = new ArrayList<>();
+
+  @Option(
       names = "--credential-command-timeout",
       paramLabel = "SECONDS",
       description = "How long a credential command may take before it is killed (default 30)")
