@@ -1,6 +1,7 @@
 package dev.agentsandbox.store.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentsandbox.policy.event.EventType;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -22,8 +23,8 @@ import java.util.Optional;
  * @param count how many decisions the row stands for
  */
 public record EgressIndexRow(String decision, String host, int port, String reason, long count) {
-  public static final String ALLOW_TYPE = "agent_sandbox.egress.allow";
-  public static final String DENY_TYPE = "agent_sandbox.egress.deny";
+  public static final String ALLOW_TYPE = EventType.EGRESS_ALLOW.wireName();
+  public static final String DENY_TYPE = EventType.EGRESS_DENY.wireName();
 
   private static final int MAX_HOST = 253;
   private static final int MAX_REASON = 64;
