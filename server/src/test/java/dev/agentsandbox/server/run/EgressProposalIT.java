@@ -216,6 +216,7 @@ class EgressProposalIT {
     ((ObjectNode) document.path("agents").path("prober"))
         .set("allow", proposal.path("allow_after"));
     document.put("version", proposal.path("version").asLong());
+    document.put("reason", "EgressProposalIT: the proposal");
     JsonNode preview = call("PUT", BASE + "?dry_run=true", document.toString());
     JsonNode impact = preview.path("change").path("impact").path("agents").get(0);
     assertThat(impact.path("agent").asText()).isEqualTo("prober");
@@ -224,7 +225,6 @@ class EgressProposalIT {
     assertThat(impact.path("would_allow").path("runs").asInt()).isEqualTo(1);
     assertThat(impact.path("would_refuse").path("runs").asInt()).isZero();
 
-    document.put("reason", "EgressProposalIT: the proposal");
     JsonNode saved = call("PUT", BASE, document.toString());
     assertThat(saved.path("change").path("weakening").asBoolean()).isTrue();
     AuditRow update =
