@@ -50,19 +50,6 @@ public enum Reason {
     this.wireName = wireName;
   }
 
-  /**
-   * The reason with this wire name, or empty for a name this version does not know (a row written
-   * by a newer proxy, or a forged one): callers decide what an unknown reason means, never guess.
-   */
-  public static java.util.Optional<Reason> fromWireName(String wireName) {
-    for (Reason reason : values()) {
-      if (reason.wireName.equals(wireName)) {
-        return java.util.Optional.of(reason);
-      }
-    }
-    return java.util.Optional.empty();
-  }
-
   /** The stable lower-case name used on the wire, in JSON, metrics and audit rows. */
   public String wireName() {
     return wireName;
