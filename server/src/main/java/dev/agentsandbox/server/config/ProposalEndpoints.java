@@ -56,7 +56,9 @@ public final class ProposalEndpoints {
     Versioned<dev.agentsandbox.policy.config.EgressPolicy> policy =
         configs.current(GovernedDocument.EGRESS_POLICY);
     AgentSettings settings = sandbox.document().agents().get(agent);
-    if (settings == null) {
+    // A token limited to other agents is answered exactly as for an agent that is not listed, so
+    // it learns nothing of another team's agents or their refusals (invariant 13).
+    if (settings == null || !request.principal().agents().permits(agent)) {
       throw new ApiException(
           404,
           "agent_not_listed",
