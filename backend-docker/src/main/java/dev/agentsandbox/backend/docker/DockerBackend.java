@@ -254,17 +254,40 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
   private Sandbox launch(RunSpec spec, SandboxListener listener, Probe probe, String runtime) {
     Objects.requireNonNull(listener, "listener");
     refuseUnusable(spec, probe, runtime);
+    return build(
+        spec,
+        listener,
+        hardDeadline(spec),
+        objectsId ->
+            objectsId.equals(spec.runId())
+                ? new RunLayout(spec, config, runtime)
+                : RunLayout.pooled(spec, config, runtime, objectsId));
+  }
+
+  private static Instant hardDeadline(RunSpec spec) {
     Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
+    return Instant.now().plus(ttl);
+  }
+
+  /**
+   * Builds a sandbox on a proxy-pool standby when the pool has one and the run has no labels of its
+   * own, else cold; {@code layoutOn} gives the layout on objects named after an id (the run's own,
+   * or the standby's).
+   */
+  private DockerSandbox build(
+      RunSpec spec,
+      SandboxListener listener,
+      Instant hardDeadline,
+      java.util.function.Function<String, RunLayout> layoutOn) {
     // A run with labels of its own is built cold: they go on every object it has, and Docker
     // cannot add labels to a standby's objects that already exist.
-    Instant hardDeadline = Instant.now().plus(ttl);
     java.util.Optional<ProxyStandby> standby =
         spec.runLabels().isEmpty() ? pool.take(spec.runId()) : java.util.Optional.empty();
     if (standby.isPresent()) {
       ProxyStandby taken = standby.get();
       SandboxLauncher.OnStandby outcome =
           launcher.onStandby(
-              RunLayout.pooled(spec, config, runtime, taken.id()),
+              layoutOn.apply(taken.id()),
               spec,
               taken,
               listener,
@@ -284,7 +307,50 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
                 unusable.why());
       }
     }
-    return launcher.cold(new RunLayout(spec, config, runtime), spec, listener, hardDeadline);
+    return launcher.cold(layoutOn.apply(spec.runId()), spec, listener, hardDeadline);
+  }
+
+  /**
+   * Yes: a session's workload container idles and runs the step runner by exec ({@link
+   * DockerSession}, docs/backends/docker.md).
+   */
+  @Override
+  public boolean opensSessions() {
+    return true;
+  }
+
+  /**
+   * A run's sandbox (fence, proxy, runtime, caps, user; on a proxy-pool standby when one is ready)
+   * whose workload container idles in the image's {@code sleep} and holds the step runner; returns
+   * once the runner has greeted the host, so the first step starts at once.
+   */
+  @Override
+  public dev.agentsandbox.backend.session.SessionSandbox openSession(
+      RunSpec spec, SandboxListener listener) {
+    Probe probe = probe();
+    return openSession(spec, listener, probe, probe.runtime());
+  }
+
+  /** Opens a session under a chosen runtime; for tests that cover each runtime the daemon has. */
+  DockerSession openSession(RunSpec spec, SandboxListener listener, String runtime) {
+    return openSession(spec, listener, probe(), runtime);
+  }
+
+  private DockerSession openSession(
+      RunSpec spec, SandboxListener listener, Probe probe, String runtime) {
+    Objects.requireNonNull(listener, "listener");
+    refuseUnusable(spec, probe, runtime);
+    Instant hardDeadline = hardDeadline(spec);
+    // The idle process outlives the session's longest life by a minute, and no more.
+    long idleSeconds = Duration.between(Instant.now(), hardDeadline).plusMinutes(1).toSeconds();
+    DockerSandbox sandbox =
+        build(
+            spec,
+            listener,
+            hardDeadline,
+            objectsId -> RunLayout.idle(spec, config, runtime, idleSeconds, objectsId));
+    List<String> env = new RunLayout(spec, config, runtime).agent(sandbox.proxyAddress()).envList();
+    return DockerSession.open(client, sandbox, env, config.workloadUser(), hardDeadline);
   }
 
   /** Warm sandboxes: see {@link WarmDockerSandbox} and docs/backends/docker.md. */

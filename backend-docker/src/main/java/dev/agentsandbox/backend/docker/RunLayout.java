@@ -126,7 +126,27 @@ final class RunLayout {
    * beside it; it ends by itself when the time is up, so an idle workload cannot outlive its use.
    */
   static RunLayout warm(RunSpec spec, DockerBackendConfig config, String runtime, long idle) {
-    return new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idle), spec.runId());
+    return idle(spec, config, runtime, idle, spec.runId());
+  }
+
+  /**
+   * The layout of an idle workload that takes commands later: a warm sandbox's ({@link #warm}) or a
+   * session's, on objects named after {@code objectsId} (the run's own, or a proxy-pool standby's).
+   * Its workload also gets the step runner ({@link SessionRunner}).
+   */
+  static RunLayout idle(
+      RunSpec spec, DockerBackendConfig config, String runtime, long idle, String objectsId) {
+    return new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idle), objectsId);
+  }
+
+  /**
+   * The step runner's volume, for an idle workload only: every warm sandbox may be handed to a
+   * session, and a running container cannot be given a mount later.
+   */
+  Optional<VolumeSpec> runnerVolume() {
+    return idleSeconds.isPresent()
+        ? Optional.of(SessionRunner.volume(spec.runId(), labels()))
+        : Optional.empty();
   }
 
   /** The OCI runtime the workload runs under. */
@@ -335,12 +355,18 @@ final class RunLayout {
         fenceName(),
         Optional.empty(),
         Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
-        List.of(
-            new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
-            new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true)),
+        agentMounts(),
         spec.resources().memoryMb() * 1024L * 1024L,
         Math.round(spec.resources().cpus() * 1_000_000_000d),
         spec.resources().pids());
+  }
+
+  private List<VolumeSpec.Mount> agentMounts() {
+    List<VolumeSpec.Mount> mounts = new ArrayList<>();
+    mounts.add(new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false));
+    mounts.add(new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true));
+    runnerVolume().ifPresent(v -> mounts.add(SessionRunner.mount(v)));
+    return mounts;
   }
 
   /**
@@ -363,7 +389,9 @@ final class RunLayout {
 
   /** The deliveries of {@link #files()}, in order. */
   List<Delivery> deliveries() {
-    return files().deliveries();
+    List<Delivery> deliveries = new ArrayList<>(files().deliveries());
+    runnerVolume().ifPresent(v -> deliveries.add(SessionRunner.delivery(agentName())));
+    return deliveries;
   }
 
   String agentName() {

@@ -188,6 +188,15 @@ final class SandboxLauncher {
         steps.run(delivery.step(), () -> copyInto(proxy.containerId(), delivery));
       }
     }
+    layout
+        .runnerVolume()
+        .ifPresent(
+            volume -> {
+              objects.volume(volume.name());
+              steps.step(
+                  "creating volume " + volume.name(),
+                  () -> DockerCommands.createVolume(client, volume));
+            });
     ContainerSpec agent = layout.agent(proxy.address());
     String agentId =
         steps.step(
