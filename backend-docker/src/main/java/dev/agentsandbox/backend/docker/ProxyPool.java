@@ -226,12 +226,7 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
    */
   Map<String, Long> counts() {
     Map<String, Long> counts = new LinkedHashMap<>();
-    lock.lock();
-    try {
-      counts.put("ready", (long) ready.size());
-    } finally {
-      lock.unlock();
-    }
+    counts.put("ready", (long) readyIds().size());
     counts.put("created", created.get());
     counts.put("taken", taken.get());
     counts.put("failed", failed.get());
@@ -346,10 +341,7 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
         }
         if (!ok) {
           changed.await(backoff.toMillis(), TimeUnit.MILLISECONDS);
-          backoff =
-              backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0
-                  ? MAX_BACKOFF
-                  : backoff.multipliedBy(2);
+          backoff = java.util.Collections.min(List.of(backoff.multipliedBy(2), MAX_BACKOFF));
         } else {
           backoff = FIRST_BACKOFF;
           if (ready.size() + creating.size() >= size.current()) {

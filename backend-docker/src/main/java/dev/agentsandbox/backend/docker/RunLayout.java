@@ -154,11 +154,6 @@ final class RunLayout {
     return runtime;
   }
 
-  /** Whether the volumes, networks and proxy come from a proxy-pool standby. */
-  boolean pooled() {
-    return !objectsId.equals(spec.runId());
-  }
-
   String fenceName() {
     return fenceName(objectsId);
   }
