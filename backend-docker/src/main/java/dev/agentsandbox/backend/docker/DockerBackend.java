@@ -243,10 +243,7 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     return launch(spec, listener, probe, probe.runtime());
   }
 
-  /**
-   * Launches with a chosen runtime instead of the strongest one; for operators who pin runc and for
-   * tests that cover each runtime the daemon has.
-   */
+  /** Launches under a chosen runtime (operators who pin runc; tests of each runtime). */
   Sandbox launch(RunSpec spec, SandboxListener listener, String runtime) {
     return launch(spec, listener, probe(), runtime);
   }
@@ -254,14 +251,12 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
   private Sandbox launch(RunSpec spec, SandboxListener listener, Probe probe, String runtime) {
     Objects.requireNonNull(listener, "listener");
     refuseUnusable(spec, probe, runtime);
-    return build(
+    return launcher.onPoolOrCold(
+        pool,
         spec,
         listener,
         hardDeadline(spec),
-        objectsId ->
-            objectsId.equals(spec.runId())
-                ? new RunLayout(spec, config, runtime)
-                : RunLayout.pooled(spec, config, runtime, objectsId));
+        id -> new RunLayout(spec, config, runtime, java.util.OptionalLong.empty(), id));
   }
 
   private static Instant hardDeadline(RunSpec spec) {
@@ -269,51 +264,7 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     return Instant.now().plus(ttl);
   }
 
-  /**
-   * Builds a sandbox on a proxy-pool standby when the pool has one and the run has no labels of its
-   * own, else cold; {@code layoutOn} gives the layout on objects named after an id (the run's own,
-   * or the standby's).
-   */
-  private DockerSandbox build(
-      RunSpec spec,
-      SandboxListener listener,
-      Instant hardDeadline,
-      java.util.function.Function<String, RunLayout> layoutOn) {
-    // A run with labels of its own is built cold: they go on every object it has, and Docker
-    // cannot add labels to a standby's objects that already exist.
-    java.util.Optional<ProxyStandby> standby =
-        spec.runLabels().isEmpty() ? pool.take(spec.runId()) : java.util.Optional.empty();
-    if (standby.isPresent()) {
-      ProxyStandby taken = standby.get();
-      SandboxLauncher.OnStandby outcome =
-          launcher.onStandby(
-              layoutOn.apply(taken.id()),
-              spec,
-              taken,
-              listener,
-              hardDeadline,
-              () -> pool.released(taken.id()));
-      switch (outcome) {
-        case SandboxLauncher.OnStandby.Built built -> {
-          return built.sandbox();
-        }
-        case SandboxLauncher.OnStandby.Unusable unusable ->
-            // Nothing of the run had been created; the standby was removed with what it held.
-            LOG.warn(
-                "run {}: proxy-pool standby {} did not take the run's policy, building the run"
-                    + " cold: {}",
-                spec.runId(),
-                taken.id(),
-                unusable.why());
-      }
-    }
-    return launcher.cold(layoutOn.apply(spec.runId()), spec, listener, hardDeadline);
-  }
-
-  /**
-   * Yes: a session's workload container idles and runs the step runner by exec ({@link
-   * DockerSession}, docs/backends/docker.md).
-   */
+  /** Yes: the step runner in an idle workload container ({@link DockerSession}). */
   @Override
   public boolean opensSessions() {
     return true;
@@ -344,11 +295,12 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     // The idle process outlives the session's longest life by a minute, and no more.
     long idleSeconds = Duration.between(Instant.now(), hardDeadline).plusMinutes(1).toSeconds();
     DockerSandbox sandbox =
-        build(
+        launcher.onPoolOrCold(
+            pool,
             spec,
             listener,
             hardDeadline,
-            objectsId -> RunLayout.idle(spec, config, runtime, idleSeconds, objectsId));
+            id -> new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idleSeconds), id));
     List<String> env = new RunLayout(spec, config, runtime).agent(sandbox.proxyAddress()).envList();
     return DockerSession.open(client, sandbox, env, config.workloadUser(), hardDeadline);
   }
@@ -399,7 +351,8 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     HandOverListener listener = new HandOverListener();
     DockerSandbox sandbox =
         launcher.cold(
-            RunLayout.warm(spec, config, runtime, sleepSeconds),
+            new RunLayout(
+                spec, config, runtime, java.util.OptionalLong.of(sleepSeconds), spec.runId()),
             spec,
             listener,
             idleUntil.plus(ttl));

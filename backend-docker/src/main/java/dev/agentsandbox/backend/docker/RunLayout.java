@@ -67,7 +67,7 @@ final class RunLayout {
   private final DockerBackendConfig config;
   private final String runtime;
 
-  /** A warm sandbox's idle workload sleeps this long at most; empty for a run's own sandbox. */
+  /** An idle workload sleeps this long at most; empty for a run's own command. */
   private final java.util.OptionalLong idleSeconds;
 
   /**
@@ -98,7 +98,14 @@ final class RunLayout {
     this(spec, config, runtime, java.util.OptionalLong.empty(), spec.runId());
   }
 
-  private RunLayout(
+  /**
+   * @param idle how long an idle workload sleeps (a warm sandbox's or a session's: its process is
+   *     the image's {@code sleep}, which ends by itself, and it holds the step runner, {@link
+   *     SessionRunner}); empty when the run's command is the workload's process
+   * @param objectsId the id the volumes, networks and proxy are named after: the run's own, or the
+   *     proxy-pool standby's the run is built on
+   */
+  RunLayout(
       RunSpec spec,
       DockerBackendConfig config,
       String runtime,
@@ -111,42 +118,9 @@ final class RunLayout {
     this.objectsId = objectsId;
   }
 
-  /**
-   * The layout of a run built on a proxy-pool standby: the volumes, networks and proxy are the
-   * standby's (named after {@code standbyId}); the workload container is the run's own.
-   */
-  static RunLayout pooled(
-      RunSpec spec, DockerBackendConfig config, String runtime, String standbyId) {
-    return new RunLayout(spec, config, runtime, java.util.OptionalLong.empty(), standbyId);
-  }
-
-  /**
-   * The layout of a warm sandbox: the same objects, but the workload container's process is {@code
-   * sleep <idleSeconds>} (the image's {@code sleep}), idle until the run's command is started
-   * beside it; it ends by itself when the time is up, so an idle workload cannot outlive its use.
-   */
-  static RunLayout warm(RunSpec spec, DockerBackendConfig config, String runtime, long idle) {
-    return idle(spec, config, runtime, idle, spec.runId());
-  }
-
-  /**
-   * The layout of an idle workload that takes commands later: a warm sandbox's ({@link #warm}) or a
-   * session's, on objects named after {@code objectsId} (the run's own, or a proxy-pool standby's).
-   * Its workload also gets the step runner ({@link SessionRunner}).
-   */
-  static RunLayout idle(
-      RunSpec spec, DockerBackendConfig config, String runtime, long idle, String objectsId) {
-    return new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idle), objectsId);
-  }
-
-  /**
-   * The step runner's volume, for an idle workload only: every warm sandbox may be handed to a
-   * session, and a running container cannot be given a mount later.
-   */
+  /** The runner's volume: an idle workload's only (a running container gets no mount later). */
   Optional<VolumeSpec> runnerVolume() {
-    return idleSeconds.isPresent()
-        ? Optional.of(SessionRunner.volume(spec.runId(), labels()))
-        : Optional.empty();
+    return SessionRunner.volume(idleSeconds.isPresent(), spec.runId(), labels());
   }
 
   /** The OCI runtime the workload runs under. */
@@ -350,18 +324,13 @@ final class RunLayout {
         fenceName(),
         Optional.empty(),
         Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
-        agentMounts(),
+        SessionRunner.mounts(
+            new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
+            new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true),
+            runnerVolume()),
         spec.resources().memoryMb() * 1024L * 1024L,
         Math.round(spec.resources().cpus() * 1_000_000_000d),
         spec.resources().pids());
-  }
-
-  private List<VolumeSpec.Mount> agentMounts() {
-    List<VolumeSpec.Mount> mounts = new ArrayList<>();
-    mounts.add(new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false));
-    mounts.add(new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true));
-    runnerVolume().ifPresent(v -> mounts.add(SessionRunner.mount(v)));
-    return mounts;
   }
 
   /**
@@ -384,9 +353,7 @@ final class RunLayout {
 
   /** The deliveries of {@link #files()}, in order. */
   List<Delivery> deliveries() {
-    List<Delivery> deliveries = new ArrayList<>(files().deliveries());
-    runnerVolume().ifPresent(v -> deliveries.add(SessionRunner.delivery(agentName())));
-    return deliveries;
+    return SessionRunner.deliveries(files().deliveries(), runnerVolume(), agentName());
   }
 
   String agentName() {

@@ -40,12 +40,15 @@ final class SessionRunner {
   }
 
   /**
-   * The runner's volume: the local driver's plain folder (not a tmpfs: a tmpfs volume loses what
-   * was copied in as soon as no running container holds it, and the copy happens before the
-   * workload starts). It holds the binary only, nothing of the run's.
+   * The runner's volume, for an idle workload: the local driver's plain folder (not a tmpfs: a
+   * tmpfs volume loses what was copied in as soon as no running container holds it, and the copy
+   * happens before the workload starts). It holds the binary only, nothing of the run's.
    */
-  static VolumeSpec volume(String runId, Map<String, String> labels) {
-    return new VolumeSpec(volumeName(runId), Map.of(), labels);
+  static java.util.Optional<VolumeSpec> volume(
+      boolean idle, String runId, Map<String, String> labels) {
+    return idle
+        ? java.util.Optional.of(new VolumeSpec(volumeName(runId), Map.of(), labels))
+        : java.util.Optional.empty();
   }
 
   /**
@@ -54,6 +57,24 @@ final class SessionRunner {
    */
   static VolumeSpec.Mount mount(VolumeSpec volume) {
     return new VolumeSpec.Mount(volume.name(), DIR, false);
+  }
+
+  /** The workload's mounts: its workspace and credentials, and the runner's when it has one. */
+  static List<VolumeSpec.Mount> mounts(
+      VolumeSpec.Mount workspace,
+      VolumeSpec.Mount credentials,
+      java.util.Optional<VolumeSpec> runner) {
+    List<VolumeSpec.Mount> mounts = new java.util.ArrayList<>(List.of(workspace, credentials));
+    runner.ifPresent(v -> mounts.add(mount(v)));
+    return mounts;
+  }
+
+  /** A run's deliveries, then the runner's when the workload has its volume. */
+  static List<Delivery> deliveries(
+      List<Delivery> run, java.util.Optional<VolumeSpec> runner, String agentName) {
+    List<Delivery> deliveries = new java.util.ArrayList<>(run);
+    runner.ifPresent(v -> deliveries.add(delivery(agentName)));
+    return deliveries;
   }
 
   /** The binary, copied into the created workload container's mount of the runner volume. */
