@@ -34,6 +34,7 @@ import java.util.regex.Pattern;
  * @param nodeCidrs the nodes' addresses, excepted from the proxy's public egress (nodes with public
  *     addresses would otherwise be reachable on the kubelet's port)
  * @param apiServerCidrs the API server's addresses, excepted from the proxy's public egress
+ * @param sessions how sessions reach their pods' step runners
  */
 public record KubernetesBackendConfig(
     String proxyImage,
@@ -54,7 +55,8 @@ public record KubernetesBackendConfig(
     Duration probeTimeout,
     Duration probeCacheTtl,
     List<String> nodeCidrs,
-    List<String> apiServerCidrs) {
+    List<String> apiServerCidrs,
+    SessionSettings sessions) {
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
   private static final Pattern PSS_VERSION = Pattern.compile("v1\\.[0-9]{1,3}");
 
@@ -96,6 +98,10 @@ public record KubernetesBackendConfig(
     requirePositive("probeCacheTtl", probeCacheTtl);
     nodeCidrs = ClusterCidrs.parse("nodeCidrs", nodeCidrs);
     apiServerCidrs = ClusterCidrs.parse("apiServerCidrs", apiServerCidrs);
+    Objects.requireNonNull(sessions, "sessions");
+    if (sessions.port() == proxyPort) {
+      throw new IllegalArgumentException("the session port must differ from the proxy's port");
+    }
   }
 
   /** The defaults for a k3s cluster with CoreDNS in {@code kube-system} and gVisor installed. */
@@ -119,7 +125,8 @@ public record KubernetesBackendConfig(
         Duration.ofMillis(1500),
         Duration.ofSeconds(10),
         List.of(),
-        List.of());
+        List.of(),
+        SessionSettings.DEFAULT);
   }
 
   /** A builder holding this configuration's values, to change some of them. */
@@ -151,6 +158,7 @@ public record KubernetesBackendConfig(
     private Duration probeCacheTtl;
     private List<String> nodeCidrs;
     private List<String> apiServerCidrs;
+    private SessionSettings sessions;
 
     private Builder(KubernetesBackendConfig c) {
       proxyImage = c.proxyImage;
@@ -172,6 +180,7 @@ public record KubernetesBackendConfig(
       probeCacheTtl = c.probeCacheTtl;
       nodeCidrs = c.nodeCidrs;
       apiServerCidrs = c.apiServerCidrs;
+      sessions = c.sessions;
     }
 
     public Builder proxyImage(String value) {
@@ -269,6 +278,11 @@ public record KubernetesBackendConfig(
       return this;
     }
 
+    public Builder sessions(SessionSettings value) {
+      sessions = value;
+      return this;
+    }
+
     /**
      * The configuration.
      *
@@ -294,7 +308,8 @@ public record KubernetesBackendConfig(
           probeTimeout,
           probeCacheTtl,
           nodeCidrs,
-          apiServerCidrs);
+          apiServerCidrs,
+          sessions);
     }
   }
 

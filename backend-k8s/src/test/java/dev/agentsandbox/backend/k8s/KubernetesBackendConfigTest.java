@@ -43,6 +43,16 @@ class KubernetesBackendConfigTest {
             .build(),
         "nodeCidrs",
         "apiServerCidrs");
+    assertChangedOnly(
+        BASE.toBuilder()
+            .sessions(
+                new SessionSettings(
+                    7445,
+                    7446,
+                    SessionSettings.DEFAULT.controlPlanePodLabels(),
+                    Duration.ofSeconds(30)))
+            .build(),
+        "sessions");
     assertThat(
             BASE.toBuilder()
                 .proxyReadyTimeout(Duration.ofSeconds(7))
