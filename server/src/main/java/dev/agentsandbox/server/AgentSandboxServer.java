@@ -13,6 +13,9 @@ import dev.agentsandbox.runs.Reaper;
 import dev.agentsandbox.runs.RunService;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
+import dev.agentsandbox.server.config.ProposalEndpoints;
+import dev.agentsandbox.server.evidence.ChangeImpacts;
+import dev.agentsandbox.server.evidence.EgressEvidence;
 import dev.agentsandbox.server.governance.GovernedConfigs;
 import dev.agentsandbox.server.governance.GovernedDocument;
 import dev.agentsandbox.server.http.ApiHandler;
@@ -104,7 +107,9 @@ public final class AgentSandboxServer implements AutoCloseable {
   public static AgentSandboxServer start(InetSocketAddress listen, Store store, RunWiring wiring) {
     ObjectMapper mapper = Json.mapper();
     ServerMetrics metrics = new ServerMetrics(new PrometheusRegistry());
-    GovernedConfigs configs = new GovernedConfigs(store, mapper, metrics);
+    EgressEvidence evidence = new EgressEvidence(store);
+    GovernedConfigs configs =
+        new GovernedConfigs(store, mapper, metrics, new ChangeImpacts(evidence));
     ExecutorService runExecutor = Executors.newVirtualThreadPerTaskExecutor();
     // Every backend probed in the background from now on: no request waits on the slow probe of a
     // backend it did not name (the microVM backend's KVM boot).
@@ -137,6 +142,7 @@ public final class AgentSandboxServer implements AutoCloseable {
                 metrics,
                 OpenApiDocument.load(),
                 new ConfigEndpoints(configs, mapper),
+                new ProposalEndpoints(configs, evidence, mapper),
                 new AuditEndpoints(store, mapper),
                 new RunEndpoints(runs, mapper),
                 new BackendEndpoints(probes, mapper),

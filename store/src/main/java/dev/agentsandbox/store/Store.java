@@ -2,6 +2,7 @@ package dev.agentsandbox.store;
 
 import dev.agentsandbox.store.internal.Database;
 import dev.agentsandbox.store.internal.Dialect;
+import dev.agentsandbox.store.internal.EgressIndexBackfill;
 import dev.agentsandbox.store.internal.JdbcUrl;
 import dev.agentsandbox.store.internal.PostgresDatabase;
 import dev.agentsandbox.store.internal.SqliteDatabase;
@@ -52,6 +53,7 @@ public final class Store implements AutoCloseable {
   private final TokenStore tokens;
   private final RunRepository runs;
   private final StepRepository steps;
+  private final EgressIndex egress;
 
   private Store(Database database, Clock clock) {
     this.database = database;
@@ -60,6 +62,7 @@ public final class Store implements AutoCloseable {
     this.tokens = new TokenStore(database, audit, clock, new SecureRandom());
     this.runs = new RunRepository(database);
     this.steps = new StepRepository(database);
+    this.egress = new EgressIndex(database);
   }
 
   /**
@@ -190,6 +193,8 @@ public final class Store implements AutoCloseable {
       Flyway.configure()
           .dataSource(dataSource)
           .locations("classpath:db/migration/" + dialect.id())
+          // Java migrations, the same on both dialects (the egress index's backfill).
+          .javaMigrations(new EgressIndexBackfill())
           .failOnMissingLocations(true)
           .validateMigrationNaming(true)
           // No pattern: a migration applied by a newer agent-sandbox fails validation instead of
@@ -247,6 +252,11 @@ public final class Store implements AutoCloseable {
   /** The steps of sessions. */
   public StepRepository steps() {
     return steps;
+  }
+
+  /** The egress rows of the audit log as typed tallies (proposals, impacts of a change). */
+  public EgressIndex egress() {
+    return egress;
   }
 
   /**

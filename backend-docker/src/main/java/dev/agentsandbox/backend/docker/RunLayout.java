@@ -67,7 +67,7 @@ final class RunLayout {
   private final DockerBackendConfig config;
   private final String runtime;
 
-  /** A warm sandbox's idle workload sleeps this long at most; empty for a run's own sandbox. */
+  /** An idle workload sleeps this long at most; empty for a run's own command. */
   private final java.util.OptionalLong idleSeconds;
 
   /**
@@ -98,7 +98,14 @@ final class RunLayout {
     this(spec, config, runtime, java.util.OptionalLong.empty(), spec.runId());
   }
 
-  private RunLayout(
+  /**
+   * @param idle how long an idle workload sleeps (a warm sandbox's or a session's: its process is
+   *     the image's {@code sleep}, which ends by itself, and it holds the step runner, {@link
+   *     SessionRunner}); empty when the run's command is the workload's process
+   * @param objectsId the id the volumes, networks and proxy are named after: the run's own, or the
+   *     proxy-pool standby's the run is built on
+   */
+  RunLayout(
       RunSpec spec,
       DockerBackendConfig config,
       String runtime,
@@ -111,22 +118,9 @@ final class RunLayout {
     this.objectsId = objectsId;
   }
 
-  /**
-   * The layout of a run built on a proxy-pool standby: the volumes, networks and proxy are the
-   * standby's (named after {@code standbyId}); the workload container is the run's own.
-   */
-  static RunLayout pooled(
-      RunSpec spec, DockerBackendConfig config, String runtime, String standbyId) {
-    return new RunLayout(spec, config, runtime, java.util.OptionalLong.empty(), standbyId);
-  }
-
-  /**
-   * The layout of a warm sandbox: the same objects, but the workload container's process is {@code
-   * sleep <idleSeconds>} (the image's {@code sleep}), idle until the run's command is started
-   * beside it; it ends by itself when the time is up, so an idle workload cannot outlive its use.
-   */
-  static RunLayout warm(RunSpec spec, DockerBackendConfig config, String runtime, long idle) {
-    return new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idle), spec.runId());
+  /** The runner's volume: an idle workload's only (a running container gets no mount later). */
+  Optional<VolumeSpec> runnerVolume() {
+    return SessionRunner.volume(idleSeconds.isPresent(), spec.runId(), labels());
   }
 
   /** The OCI runtime the workload runs under. */
@@ -330,9 +324,10 @@ final class RunLayout {
         fenceName(),
         Optional.empty(),
         Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
-        List.of(
+        SessionRunner.mounts(
             new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
-            new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true)),
+            new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true),
+            runnerVolume()),
         spec.resources().memoryMb() * 1024L * 1024L,
         Math.round(spec.resources().cpus() * 1_000_000_000d),
         spec.resources().pids());
@@ -358,7 +353,7 @@ final class RunLayout {
 
   /** The deliveries of {@link #files()}, in order. */
   List<Delivery> deliveries() {
-    return files().deliveries();
+    return SessionRunner.deliveries(files().deliveries(), runnerVolume(), agentName());
   }
 
   String agentName() {
