@@ -39,18 +39,6 @@ final class Backends {
    * labels what the Docker backend creates, so that its reaper spares other control planes' objects
    * on the same daemon until they expire.
    */
-  /**
-   * Releases what the backends of a wiring hold when no server took them (a start refused after
-   * they were built): the Docker backend's proxy pool removes its standbys.
-   */
-  static void close(RunWiring wiring) {
-    for (SandboxBackend backend : wiring.backends()) {
-      if (backend instanceof DockerBackend docker) {
-        docker.close();
-      }
-    }
-  }
-
   static RunWiring wiring(ServeCommand options, String storeIdentity, PrintWriter out) {
     String instance = instanceId(options.instanceId);
     OperatorEgress operator = operator(options.proxyHosts);

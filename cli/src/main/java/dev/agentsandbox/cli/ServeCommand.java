@@ -297,7 +297,7 @@ final class ServeCommand implements Callable<Integer> {
       try {
         server = AgentSandboxServer.start(address, opened, wiring);
       } catch (RuntimeException e) {
-        Backends.close(wiring);
+        wiring.closeBackends();
         throw e;
       }
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();

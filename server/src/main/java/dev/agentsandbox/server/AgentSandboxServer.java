@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.ProbeCache;
+import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.mcp.McpHttpHandler;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
@@ -35,7 +36,9 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -217,10 +220,10 @@ public final class AgentSandboxServer implements AutoCloseable {
                   retention.ifPresent(ArtifactRetention::sweep);
                 });
     metrics.warmPool(runs::warmSandboxes, runs::warmOutcomes);
-    for (dev.agentsandbox.backend.SandboxBackend backend : wiring.backends()) {
-      if (backend instanceof dev.agentsandbox.backend.docker.DockerBackend docker) {
-        metrics.proxyPool(docker::proxyPoolCounts);
-      }
+    List<SandboxBackend> pooling =
+        wiring.backends().stream().filter(b -> !b.proxyPoolCounts().isEmpty()).toList();
+    if (!pooling.isEmpty()) {
+      metrics.proxyPool(() -> proxyPoolCounts(pooling));
     }
     ScheduledExecutorService warming =
         Executors.newSingleThreadScheduledExecutor(
@@ -239,6 +242,15 @@ public final class AgentSandboxServer implements AutoCloseable {
     http.start();
     return new AgentSandboxServer(
         http, executor, runs, runExecutor, reaping, warming, router, wiring.backends(), probes);
+  }
+
+  /** The proxy pools' counts summed over the backends that keep one, for {@code /metrics}. */
+  private static Map<String, Long> proxyPoolCounts(List<SandboxBackend> pooling) {
+    Map<String, Long> sum = new LinkedHashMap<>();
+    for (SandboxBackend backend : pooling) {
+      backend.proxyPoolCounts().forEach((key, n) -> sum.merge(key, n, Long::sum));
+    }
+    return sum;
   }
 
   /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
@@ -296,12 +308,9 @@ public final class AgentSandboxServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    // The Docker backend's proxy pool: standbys no run took are removed.
-    for (dev.agentsandbox.backend.SandboxBackend backend : backends) {
-      if (backend instanceof dev.agentsandbox.backend.docker.DockerBackend docker) {
-        docker.close();
-      }
-    }
+    // What the backends hold beside their runs (the Docker backend's proxy pool: standbys no run
+    // took are removed).
+    RunWiring.close(backends);
     runExecutor.shutdownNow();
     executor.close();
   }
