@@ -220,13 +220,10 @@ final class Backends {
   }
 
   private static String instanceId(String option) {
-    if (option != null && !option.isBlank()) {
-      return option;
-    }
-    String env = System.getenv("AGENT_SANDBOX_INSTANCE_ID");
-    if (env != null && !env.isBlank()) {
-      return env;
-    }
+    return Setting.of(option, "AGENT_SANDBOX_INSTANCE_ID", Backends::hostName);
+  }
+
+  private static String hostName() {
     try {
       return InetAddress.getLocalHost().getHostName();
     } catch (UnknownHostException e) {
