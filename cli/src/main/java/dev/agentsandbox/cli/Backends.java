@@ -30,7 +30,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
-/** Builds what {@code serve} runs sandboxes with from its options, and says what it found. */
+/**
+ * Builds what {@code serve} runs sandboxes with from its options, and says what it found: the
+ * backends and their clients are made here and handed to the server in a {@link RunWiring}, which
+ * knows only their contract (docs/architecture.md, "Who composes").
+ */
 final class Backends {
   private Backends() {}
 

@@ -48,8 +48,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The control plane's composition root: wires the store into the admin API and serves it on the
- * JDK's HTTP server, one virtual thread per request. The caller owns the store.
+ * The control plane's composition: wires the store and the parts a {@link RunWiring} hands it (the
+ * backends, made by whoever starts the server: {@code serve} or a test) into the run service and
+ * the admin API, and serves it on the JDK's HTTP server, one virtual thread per request. The caller
+ * owns the store; the server closes the backends at its close (docs/architecture.md, "Who
+ * composes").
  */
 public final class AgentSandboxServer implements AutoCloseable {
   /** Bodies larger than this are refused with 413; configuration documents are far smaller. */
