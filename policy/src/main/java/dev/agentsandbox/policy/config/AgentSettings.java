@@ -19,6 +19,7 @@ import java.util.TreeMap;
  * @param internal the internal destinations its runs may reach, by name, each with its ports
  * @param warm how many sandboxes the control plane keeps prepared for this agent's next runs, from
  *     0 (none, the default) to {@value #MAX_WARM}; each is used by one run and then destroyed
+ * @param sessions how much one file operation or one step's stdin of this agent's sessions carries
  */
 public record AgentSettings(
     AllowList allow,
@@ -29,7 +30,8 @@ public record AgentSettings(
     SortedMap<String, CredentialSpec> credentials,
     OutputLimits outputs,
     SortedMap<String, InternalDestination> internal,
-    int warm) {
+    int warm,
+    SessionLimits sessions) {
   /** The hard cap on a run's lifetime: four hours. */
   public static final int MAX_TTL_SECONDS = 4 * 60 * 60;
 
@@ -68,6 +70,31 @@ public record AgentSettings(
     if (warm < 0 || warm > MAX_WARM) {
       throw new IllegalArgumentException("warm out of range: " + warm);
     }
+    Objects.requireNonNull(sessions, "sessions");
+  }
+
+  /** Settings with the default session limits. */
+  public AgentSettings(
+      AllowList allow,
+      String image,
+      String scope,
+      int ttlSeconds,
+      Resources resources,
+      SortedMap<String, CredentialSpec> credentials,
+      OutputLimits outputs,
+      SortedMap<String, InternalDestination> internal,
+      int warm) {
+    this(
+        allow,
+        image,
+        scope,
+        ttlSeconds,
+        resources,
+        credentials,
+        outputs,
+        internal,
+        warm,
+        SessionLimits.DEFAULT);
   }
 
   /** Settings without a warm pool. */

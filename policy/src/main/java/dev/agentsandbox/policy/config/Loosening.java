@@ -54,7 +54,12 @@ public record Loosening(String path, Kind kind, String detail) {
      * An agent keeps more sandboxes prepared ({@code warm}): more proxies and idle workloads run
      * before anyone asked for them, each holding the agent's policy as it was when prepared.
      */
-    WARM_RAISED;
+    WARM_RAISED,
+    /**
+     * An agent's sessions may carry more in one operation: a file put or get ({@code
+     * sessions.max_file_bytes}) or a step's standard input ({@code sessions.max_stdin_bytes}).
+     */
+    SESSION_LIMIT_RAISED;
 
     /** The name used in documents, audit rows and metric labels. */
     public String wireName() {

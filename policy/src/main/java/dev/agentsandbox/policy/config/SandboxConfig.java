@@ -104,6 +104,10 @@ public record SandboxConfig(
     agent.internal().forEach((name, destination) -> internal.put(name, internalTree(destination)));
     tree.put("internal", internal);
     tree.put("warm", agent.warm());
+    Map<String, Object> sessions = new LinkedHashMap<>();
+    sessions.put("max_file_bytes", agent.sessions().maxFileBytes());
+    sessions.put("max_stdin_bytes", agent.sessions().maxStdinBytes());
+    tree.put("sessions", sessions);
     return tree;
   }
 

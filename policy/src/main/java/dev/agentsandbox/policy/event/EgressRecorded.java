@@ -2,6 +2,7 @@ package dev.agentsandbox.policy.event;
 
 import dev.agentsandbox.policy.net.Reason;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -20,6 +21,8 @@ import java.util.Optional;
  * @param reason why
  * @param address the checked address, when one was resolved
  * @param first whether the proxy marked it the first allow of its host
+ * @param steps a session's steps the decision was attributed to (those running when the proxy made
+ *     it); empty for a one-shot run
  */
 public record EgressRecorded(
     boolean allowed,
@@ -30,7 +33,8 @@ public record EgressRecorded(
     int port,
     Reason reason,
     Optional<String> address,
-    boolean first)
+    boolean first,
+    List<Integer> steps)
     implements RunEvent {
 
   public EgressRecorded {
@@ -39,6 +43,7 @@ public record EgressRecorded(
     Objects.requireNonNull(method, "method");
     Objects.requireNonNull(host, "host");
     Objects.requireNonNull(address, "address");
+    steps = List.copyOf(steps);
     if (reason == null || allowed != (reason == Reason.ALLOWED)) {
       throw new IllegalArgumentException("an allowed decision has reason allowed, a refusal not");
     }
@@ -46,6 +51,11 @@ public record EgressRecorded(
 
   /** The decision as the audit log keeps it. */
   public static EgressRecorded of(DecisionRecord d) {
+    return of(d, List.of());
+  }
+
+  /** A session's decision as the audit log keeps it, with the steps it was attributed to. */
+  public static EgressRecorded of(DecisionRecord d, List<Integer> steps) {
     return new EgressRecorded(
         d.allowed(),
         d.time(),
@@ -55,7 +65,8 @@ public record EgressRecorded(
         d.port(),
         d.reason(),
         Optional.ofNullable(d.address()),
-        d.first());
+        d.first(),
+        steps);
   }
 
   /** {@code "allow"} or {@code "deny"}. */
@@ -80,6 +91,7 @@ public record EgressRecorded(
         .put("reason", reason.wireName())
         .put("address", address.orElse(null))
         .put("first", first)
+        .putIf(!steps.isEmpty(), "steps", steps)
         .build();
   }
 
@@ -124,10 +136,12 @@ public record EgressRecorded(
     Reason reason = f.named("reason", Reason::fromWireName, Reason.ALLOWED);
     Optional<String> address = f.optionalString("address");
     boolean first = f.bool("first");
+    List<Integer> steps = f.integersOrEmpty("steps");
     if (f.has("reason") && allowed != (reason == Reason.ALLOWED)) {
       f.problem("reason", "does not go with " + what);
     }
     f.done();
-    return new EgressRecorded(allowed, time, client, method, host, port, reason, address, first);
+    return new EgressRecorded(
+        allowed, time, client, method, host, port, reason, address, first, steps);
   }
 }
