@@ -35,11 +35,13 @@ export class Client {
   readonly #wire: Wire;
 
   constructor(options: ClientOptions = {}) {
-    const token = options.token ?? process.env.AGENT_SANDBOX_TOKEN;
+    // globalThis.process: the environment where there is one (Node.js, Deno, Bun), none in a browser.
+    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+    const token = options.token ?? env.AGENT_SANDBOX_TOKEN;
     if (token === undefined || token.trim().length === 0) {
       throw new TypeError("no token: pass { token } or set AGENT_SANDBOX_TOKEN (agent-sandbox token create prints one)");
     }
-    const url = options.url ?? process.env.AGENT_SANDBOX_URL ?? "http://127.0.0.1:8080";
+    const url = options.url ?? env.AGENT_SANDBOX_URL ?? "http://127.0.0.1:8080";
     this.#wire = new Wire(url, token.trim(), options.fetch ?? globalThis.fetch);
   }
 
