@@ -8,8 +8,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Labels;
-import dev.agentsandbox.backend.docker.DockerBackend;
-import dev.agentsandbox.backend.docker.DockerBackendConfig;
 import dev.agentsandbox.backend.docker.DockerClients;
 import java.io.File;
 import java.io.IOException;
@@ -491,21 +489,10 @@ class ConsoleIT {
 
   /**
    * A session's page: its steps in order, each with its command, end, exit status, duration and the
-   * decisions made while it ran, and a Close button. Skipped (not passed) while the Docker backend
-   * does not open sessions ({@link DockerBackend#opensSessions()}, asked of the backend itself, as
-   * {@code serve} builds it): the page is only shown on a backend that really takes steps, and it
-   * runs by itself once that lands.
+   * decisions made while it ran, and a Close button, on the Docker backend's real sessions.
    */
   @Test
   void aSessionsPageShowsItsStepsWithTheirDecisions() throws Exception {
-    boolean opens;
-    try (DockerBackend docker =
-        new DockerBackend(DockerClients.fromEnvironment(), DockerBackendConfig.defaults())) {
-      opens = docker.opensSessions();
-    }
-    org.junit.jupiter.api.Assumptions.assumeTrue(
-        opens,
-        "the Docker backend does not open sessions yet (DockerBackend.opensSessions is false)");
     HttpResponse<String> opened =
         HTTP.send(
             HttpRequest.newBuilder(URI.create(base + CONFIG + "/sessions"))
