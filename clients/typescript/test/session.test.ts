@@ -102,3 +102,34 @@ test("another agent's session does not exist for the token (404 run_not_found), 
     assert.deepEqual([step.exit_status, step.stdout], [0, "still-mine\n"]);
   });
 });
+
+test("a background step answers running with its number, is killed by that number and ends killed", async () => {
+  await clientA.withSession("tsa", async (session) => {
+    const started = await session.start(["sleep", "60"]);
+    assert.deepEqual([started.status, started.background], ["running", true]);
+    await session.killStep(started.step);
+    let step = await session.step(started.step);
+    for (let i = 0; i < 40 && step.status === "running"; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      step = await session.step(started.step);
+    }
+    assert.deepEqual([step.status, step.end], ["ended", "killed"]);
+    const again = await apiError(() => session.killStep(started.step));
+    assert.deepEqual([again.status, again.code], [409, "step_ended"]);
+  });
+});
+
+test("await using on a session that idled out reads its result instead of failing the block", async () => {
+  let held: Session;
+  {
+    await using session = await clientA.openSession("tsa", { idleSeconds: 1 });
+    held = session;
+    let run = await clientA.get(session.runId);
+    for (let i = 0; i < 60 && run.end === null; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      run = await clientA.get(session.runId);
+    }
+    assert.equal(run.end, "idle", "the session did not idle out within 15 s");
+  }
+  assert.deepEqual([held.result?.status, held.result?.end], ["closed", "idle"]);
+});
