@@ -512,8 +512,26 @@ class ConsoleIT {
         admin,
         "{\"command\": [\"sh\", \"-c\", \"curl -sS -m 10 -o /dev/null http://denied.test/; exit 7\"]}",
         null);
+    // Signed in as admin whatever the other case left (it ends signed in as a token limited to
+    // another agent, to which this session does not exist).
+    browser.get(base + "/");
+    script("sessionStorage.clear()");
+    browser.navigate().refresh();
+    signIn(admin);
     browser.get(base + "/#/runs/" + id);
-    waitFor(By.cssSelector("#run-steps tr[data-step='2']"));
+    try {
+      waitFor(By.cssSelector("#run-steps tr[data-step='2']"));
+    } catch (org.openqa.selenium.TimeoutException e) {
+      shot("session-failed");
+      throw new AssertionError(
+          "the session page shows no step 2; its state: "
+              + find(By.id("run-state")).getText()
+              + "; its steps: "
+              + find(By.id("run-steps")).getText()
+              + "; GET steps: "
+              + api("GET", CONFIG + "/runs/" + id + "/steps", admin, null, null),
+          e);
+    }
     WebElement first = find(By.cssSelector("#run-steps tr[data-step='1']"));
     assertThat(first.getText()).contains("sh -c echo built > app.txt").contains("exit");
     WebElement second = find(By.cssSelector("#run-steps tr[data-step='2']"));
