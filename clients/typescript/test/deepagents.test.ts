@@ -7,6 +7,7 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { createDeepAgent } from "deepagents";
 import { AgentSandboxBackend } from "../src/deepagents.js";
+import { refused } from "../src/index.js";
 import { clientA } from "./server.js";
 
 const script = "echo hello from $1\n";
@@ -39,7 +40,8 @@ test("a deep agent's write_file, execute and read_file tool calls run in the ses
   const steps = await session.steps();
   const run = steps.find((s) => s.command.join(" ") === `sh -c ${command}`);
   assert.ok(run, `the execute tool's command is not among the session's steps: ${JSON.stringify(steps.map((s) => s.command))}`);
-  assert.equal(run.egress_denied, 1);
+  const step = await session.step(run.step);
+  assert.deepEqual(refused(step).map((d) => [d.host, d.port, d.reason]), [["denied.test", 80, "not-allowed"]]);
   assert.equal(steps.length >= 2, true, "read_file ran no step (BaseSandbox reads through execute)");
 });
 
