@@ -116,11 +116,11 @@ def summary(samples):
 
 
 def containers_of(run_id):
-    """The run's containers as {image: id}."""
+    """The run's containers as {role: id}, the role from the name (`asb-<run>-agent`, `-proxy`)."""
     out = subprocess.run(
         ["docker", "ps", "-a", "--filter", "label=agent-sandbox.dev/run-id=" + run_id,
-         "--format", "{{.Image}} {{.ID}}"], check=True, capture_output=True, text=True, timeout=60).stdout
-    return {line.split()[0]: line.split()[1] for line in out.splitlines() if line.strip()}
+         "--format", "{{.Names}} {{.ID}}"], check=True, capture_output=True, text=True, timeout=60).stdout
+    return {line.split()[0].rsplit("-", 1)[-1]: line.split()[1] for line in out.splitlines() if line.strip()}
 
 
 def open_session(api, idle=900):
@@ -174,9 +174,10 @@ def latency(url, api, runtime, opens, steps, files):
     out["warm_open"] = summary(open_s)
     out["bare_docker_run"] = summary(bare_run_s)
     # Steps in the warm-up session, then the Docker CLI into its workload container.
-    workload = containers_of(keep).get(IMAGE)
+    workload = containers_of(keep).get("agent")
     if workload is None:
-        raise RuntimeError("no workload container labelled with the session's run id " + keep)
+        raise RuntimeError("no workload container labelled with the session's run id %s: %s"
+                           % (keep, containers_of(keep)))
     step_s, exec_s = [], []
     for i in range(steps + 5):
         elapsed, _ = timed(lambda: step(api, keep))

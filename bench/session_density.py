@@ -76,15 +76,36 @@ def processes(prefix):
     return found
 
 
+def tasks(container_id):
+    """Threads in the container's pids cgroup (under runsc: the Sentry's and the gofer's)."""
+    try:
+        with open("/sys/fs/cgroup/pids/docker/%s/pids.current" % container_id) as f:
+            return int(f.read())
+    except OSError:
+        return 0
+
+
+def threads(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def shims_kb(container_ids):
     """The containerd shims of these containers (`-id CID`): how many, their RSS and PSS summed."""
-    count, rss, pss = 0, 0, 0
+    count, rss, pss, shim_threads = 0, 0, 0, 0
     for pid, argv in processes("containerd-shim"):
         if "-id" in argv and argv.index("-id") + 1 < len(argv) and argv[argv.index("-id") + 1] in container_ids:
             count += 1
             rss += rss_kb(pid)
             pss += pss_kb(pid)
-    return {"shims": count, "shims_rss_kb": rss, "shims_pss_kb": pss}
+            shim_threads += threads(pid)
+    return {"shims": count, "shims_rss_kb": rss, "shims_pss_kb": pss, "shims_threads": shim_threads}
 
 
 def mem_available_kb():
@@ -115,6 +136,7 @@ def cgroup_kb(container_id):
 
 def host_sample(serve_pid):
     return {"serve_rss_kb": rss_kb(serve_pid), "serve_pss_kb": pss_kb(serve_pid),
+            "serve_threads": threads(serve_pid),
             "dockerd_rss_kb": sum(rss_kb(p) for p, _ in processes("dockerd")),
             "mem_available_kb": mem_available_kb(), "load": os.getloadavg()[0]}
 
@@ -124,15 +146,16 @@ def containers_sample(instance):
     their shims'."""
     lines = docker("ps", "--no-trunc", "--filter", MANAGED, "--filter",
                    "label=agent-sandbox.dev/instance=" + instance,
-                   "--format", "{{.ID}} {{.Image}}").splitlines()
+                   "--format", "{{.ID}} {{.Names}}").splitlines()
     roles = {}
     for line in lines:
-        cid, image = line.split()
-        role = "proxy" if "proxy" in image else "workload"
+        cid, name = line.split()
+        role = "proxy" if name.endswith("-proxy") else "workload"
         roles.setdefault(role, []).append(cid)
     out = {}
     for role, ids in roles.items():
-        entry = {"containers": len(ids), "usage_kb": 0, "rss_kb": 0, "unread": 0}
+        entry = {"containers": len(ids), "usage_kb": 0, "rss_kb": 0, "unread": 0,
+                 "tasks": sum(tasks(cid) for cid in ids)}
         runtimes = docker("inspect", "--format", "{{.HostConfig.Runtime}}", *ids[:200]).split()
         entry["runtimes"] = sorted(set(runtimes))
         for cid in ids:
