@@ -30,7 +30,17 @@ stop_serve() {
   fi
   SERVE_PID=
 }
-trap 'stop_serve; rm -rf "$WORK"' EXIT
+# serve's logs outlive the run (the store and tokens do not): what failed is read there.
+keep_logs() {
+  local kept=/tmp/asb-session-bench-logs.$$ log
+  for log in "$WORK"/*/serve.log; do
+    [ -f "$log" ] || continue
+    mkdir -p "$kept" && cp "$log" "$kept/$(basename "$(dirname "$log")").log"
+  done
+  [ -d "$kept" ] && echo "session-api-bench: serve's logs are in $kept" >&2
+  return 0
+}
+trap 'stop_serve; keep_logs; rm -rf "$WORK"' EXIT
 
 # serve_with NAME GVISOR WARM MAX_RUNS: a fresh control plane (no proxy pool) whose Docker backend
 # looks for gVisor under GVISOR (a name the daemon lacks means runc), one agent `bench` with WARM

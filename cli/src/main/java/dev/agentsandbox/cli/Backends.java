@@ -92,7 +92,7 @@ final class Backends {
     }
     backends.add(
         new DockerBackend(
-            DockerClients.fromEnvironment(),
+            DockerClients.fromEnvironment(settings.maxConcurrentRuns()),
             dockerConfig(options)
                 .concurrentRuns(settings.maxConcurrentRuns())
                 .instance(storeIdentity)
