@@ -10,14 +10,12 @@ import dev.agentsandbox.backend.docker.DockerClients;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
  * {@link SessionEndToEndContract} on the real Docker backend as configured by default: under runsc
  * where the daemon has gVisor registered (CI's and this host's have), else runc; {@link
- * SessionDockerRuncIT} runs it under runc. Skipped (never passed) until the Docker backend opens
- * sessions ({@link DockerBackend#opensSessions()}): it enables itself when that lands.
+ * SessionDockerRuncIT} runs it under runc.
  */
 class SessionDockerIT extends SessionEndToEndContract {
   private static DockerClient docker;
@@ -25,9 +23,7 @@ class SessionDockerIT extends SessionEndToEndContract {
   @BeforeAll
   static void startOnDocker() throws Exception {
     DockerBackend backend = new DockerBackend(docker(), DockerBackendConfig.defaults());
-    Assumptions.assumeTrue(
-        backend.opensSessions(),
-        "the Docker backend does not open sessions yet (SandboxBackend.opensSessions is false)");
+    assertThat(backend.opensSessions()).as("the Docker backend opens sessions").isTrue();
     assertThat(backend.probe().available())
         .as("a Docker daemon (scripts/services/docker.sh start)")
         .isTrue();

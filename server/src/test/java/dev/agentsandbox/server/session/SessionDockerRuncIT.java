@@ -6,15 +6,13 @@ import dev.agentsandbox.backend.docker.DockerBackend;
 import dev.agentsandbox.backend.docker.DockerBackendConfig;
 import dev.agentsandbox.backend.docker.DockerClients;
 import java.time.Duration;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
  * {@link SessionEndToEndContract} on the real Docker backend under runc, beside {@link
  * SessionDockerIT} under runsc where the daemon has gVisor registered: the gVisor runtime is named
  * as one the daemon does not have, so the backend launches under runc (as {@code RunContractIT}
- * does). Skipped (never passed) until the Docker backend opens sessions ({@link
- * DockerBackend#opensSessions()}): it enables itself when that lands.
+ * does).
  */
 class SessionDockerRuncIT extends SessionEndToEndContract {
   @BeforeAll
@@ -30,9 +28,7 @@ class SessionDockerRuncIT extends SessionEndToEndContract {
             .gvisorRuntime("no-such-runtime")
             .build();
     DockerBackend backend = new DockerBackend(DockerClients.fromEnvironment(), runc);
-    Assumptions.assumeTrue(
-        backend.opensSessions(),
-        "the Docker backend does not open sessions yet (DockerBackend.opensSessions is false)");
+    assertThat(backend.opensSessions()).as("the Docker backend opens sessions").isTrue();
     assertThat(backend.probe().available())
         .as("a Docker daemon (scripts/services/docker.sh start)")
         .isTrue();
