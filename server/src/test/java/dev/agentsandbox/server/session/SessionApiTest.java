@@ -487,6 +487,77 @@ class SessionApiTest {
     assertThat(json("DELETE", BASE + "/runs/" + id, admin, null).statusCode()).isEqualTo(200);
   }
 
+  /**
+   * A file refused past the JSON limit (over the agent's cap) leaves its keep-alive connection
+   * usable, or its answer says {@code Connection: close}: the next request on the same connection
+   * is answered. Closing the upload's stream early ended the connection silently after the 413, and
+   * a client's next request on it got no answer (seen as "header parser received no bytes").
+   */
+  @Test
+  void aRefusedUploadLeavesItsConnectionUsableOrSaysItCloses() throws Exception {
+    String id = open();
+    URI base = URI.create(server.baseUrl());
+    byte[] over = new byte[3 << 20];
+    try (java.net.Socket socket = new java.net.Socket(base.getHost(), base.getPort())) {
+      socket.setSoTimeout(30_000);
+      var out = socket.getOutputStream();
+      var in = new java.io.BufferedInputStream(socket.getInputStream());
+      String head =
+          "PUT "
+              + BASE
+              + "/runs/"
+              + id
+              + "/files?path=huge.bin HTTP/1.1\r\nHost: "
+              + base.getAuthority()
+              + "\r\nAuthorization: Bearer "
+              + admin
+              + "\r\nContent-Type: application/octet-stream\r\nContent-Length: "
+              + over.length
+              + "\r\n\r\n";
+      out.write(head.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.write(over);
+      out.flush();
+      String first = readAnswer(in);
+      assertThat(first).startsWith("HTTP/1.1 413").contains("file_too_large");
+      if (first.toLowerCase(java.util.Locale.ROOT).contains("\r\nconnection: close")) {
+        return;
+      }
+      out.write(
+          ("GET "
+                  + BASE
+                  + "/runs/"
+                  + id
+                  + " HTTP/1.1\r\nHost: "
+                  + base.getAuthority()
+                  + "\r\nAuthorization: Bearer "
+                  + admin
+                  + "\r\n\r\n")
+              .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.flush();
+      assertThat(readAnswer(in))
+          .as("the next request on a connection kept alive after the 413")
+          .startsWith("HTTP/1.1 200");
+    }
+  }
+
+  /** One answer's head and its Content-Length body, or what came before the connection ended. */
+  private static String readAnswer(java.io.InputStream in) throws java.io.IOException {
+    StringBuilder head = new StringBuilder();
+    int c;
+    while (!head.toString().endsWith("\r\n\r\n") && (c = in.read()) >= 0) {
+      head.append((char) c);
+    }
+    java.util.regex.Matcher length =
+        java.util.regex.Pattern.compile("(?i)\r\ncontent-length: *(\\d+)").matcher(head);
+    if (length.find()) {
+      head.append(
+          new String(
+              in.readNBytes(Integer.parseInt(length.group(1))),
+              java.nio.charset.StandardCharsets.UTF_8));
+    }
+    return head.toString();
+  }
+
   @Test
   void aSandboxThatDoesNotComeUpAnswersSessionFailedNamingItsRun() throws Exception {
     backend.openFails(true);
