@@ -54,7 +54,7 @@ class GovernanceAnswersTest {
           + "{\"helper\":{\"allow\":[\"api.vendor.com\"],\"image\":\"agent-sandbox/workload:latest\","
           + "\"resources\":{\"cpus\":1,\"memory_mb\":512,\"pids\":256},\"scope\":\"helper\","
           + "\"ttl_seconds\":900,\"credentials\":{},"
-          + "\"outputs\":{\"max_bytes\":16777216,\"max_files\":100},\"internal\":{},\"warm\":0}}}";
+          + "\"outputs\":{\"max_bytes\":16777216,\"max_files\":100},\"internal\":{},\"warm\":0,\"inspect\":{}}}}";
 
   @TempDir Path dir;
   ApiFixture api;

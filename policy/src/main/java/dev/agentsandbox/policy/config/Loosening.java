@@ -54,7 +54,23 @@ public record Loosening(String path, Kind kind, String detail) {
      * An agent keeps more sandboxes prepared ({@code warm}): more proxies and idle workloads run
      * before anyone asked for them, each holding the agent's policy as it was when prepared.
      */
-    WARM_RAISED;
+    WARM_RAISED,
+    /**
+     * An inspected host that had rules has none (its entry, or its {@code rules}, removed) while
+     * the host stays allowed: every method and path of it is allowed again.
+     */
+    INSPECTION_RULES_REMOVED,
+    /** A rule of an inspected host allows a method on a path its former rules did not. */
+    INSPECTION_RULE_WIDENED,
+    /** A host now gets a credential set on its requests that it did not get before. */
+    INJECTION_ADDED,
+    /** The header or template an injected credential is set as changed. */
+    INJECTION_CHANGED,
+    /**
+     * A credential the proxy held (injected, never in the sandbox) is now delivered into the
+     * sandbox, where the workload can read it and send it anywhere it may reach.
+     */
+    CREDENTIAL_TO_WORKLOAD;
 
     /** The name used in documents, audit rows and metric labels. */
     public String wireName() {

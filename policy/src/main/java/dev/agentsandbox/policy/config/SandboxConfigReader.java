@@ -4,6 +4,7 @@ import dev.agentsandbox.policy.AllowList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
@@ -23,7 +24,8 @@ final class SandboxConfigReader {
           "credentials",
           "outputs",
           "internal",
-          "warm");
+          "warm",
+          "inspect");
   private static final Set<String> AGENT_READ_ONLY = Set.of("effective_allow");
   private static final Set<String> RESOURCES = orderedSet("cpus", "memory_mb", "pids");
   private static final Set<String> CREDENTIAL = orderedSet("source", "audience", "command", "env");
@@ -155,8 +157,15 @@ final class SandboxConfigReader {
     int warm =
         reader.wholeNumber(
             TreeReader.field(path, "warm"), agent.get("warm"), 0, 0, AgentSettings.MAX_WARM);
+    TreeMap<String, InspectedHost> inspect =
+        InspectReader.hosts(
+            reader,
+            TreeReader.field(path, "inspect"),
+            agent.get("inspect"),
+            Optional.of(allow),
+            Optional.of(credentials.keySet()));
     return new AgentSettings(
-        allow, image, scope, ttl, resources, credentials, outputs, internal, warm);
+        allow, image, scope, ttl, resources, credentials, outputs, internal, warm, inspect);
   }
 
   private static Resources resources(TreeReader reader, String path, Map<String, Object> agent) {

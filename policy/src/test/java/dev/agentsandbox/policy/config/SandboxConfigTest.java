@@ -53,7 +53,9 @@ class SandboxConfigTest {
                         "internal",
                         Map.of(),
                         "warm",
-                        0))));
+                        0,
+                        "inspect",
+                        Map.of()))));
   }
 
   @Test
