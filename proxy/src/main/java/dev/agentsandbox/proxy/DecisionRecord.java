@@ -28,6 +28,11 @@ import java.time.Instant;
  * @param end how an allowed attempt ended ({@code client-closed}, {@code upstream-closed}, {@code
  *     idle-timeout}, {@code lifetime-exceeded}, {@code error}), null for refusals
  * @param detail a short human explanation of a refusal, null when allowed
+ * @param path on an inspected host, the request's normalised path without its query; else null (and
+ *     left out of the JSON, so that a decision of an opaque tunnel reads as it always did)
+ * @param status on an inspected host, the status the upstream answered an allowed request with
+ * @param credential on an inspected host, the name of the credential the proxy set (never its
+ *     value)
  */
 @JsonInclude(JsonInclude.Include.ALWAYS)
 @JsonPropertyOrder({
@@ -45,7 +50,10 @@ import java.time.Instant;
   "duration_ms",
   "first",
   "end",
-  "detail"
+  "detail",
+  "path",
+  "status",
+  "credential"
 })
 public record DecisionRecord(
     @JsonProperty("time") Instant time,
@@ -62,7 +70,48 @@ public record DecisionRecord(
     @JsonProperty("duration_ms") long durationMs,
     @JsonProperty("first") boolean first,
     @JsonProperty("end") String end,
-    @JsonProperty("detail") String detail) {
+    @JsonProperty("detail") String detail,
+    @JsonProperty("path") @JsonInclude(JsonInclude.Include.NON_NULL) String path,
+    @JsonProperty("status") @JsonInclude(JsonInclude.Include.NON_NULL) Integer status,
+    @JsonProperty("credential") @JsonInclude(JsonInclude.Include.NON_NULL) String credential) {
+  /** A decision of an opaque tunnel or a plain HTTP request: no path, status or credential. */
+  public DecisionRecord(
+      Instant time,
+      String runId,
+      String client,
+      String method,
+      String host,
+      int port,
+      boolean allowed,
+      Reason reason,
+      String address,
+      long bytesUp,
+      long bytesDown,
+      long durationMs,
+      boolean first,
+      String end,
+      String detail) {
+    this(
+        time,
+        runId,
+        client,
+        method,
+        host,
+        port,
+        allowed,
+        reason,
+        address,
+        bytesUp,
+        bytesDown,
+        durationMs,
+        first,
+        end,
+        detail,
+        null,
+        null,
+        null);
+  }
+
   public DecisionRecord {
     if (time == null || runId == null || client == null || method == null || host == null) {
       throw new IllegalArgumentException("time, run id, client, method and host are required");
@@ -98,6 +147,9 @@ public record DecisionRecord(
         durationMs,
         true,
         end,
-        detail);
+        detail,
+        path,
+        status,
+        credential);
   }
 }

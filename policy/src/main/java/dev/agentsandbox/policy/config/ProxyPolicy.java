@@ -89,6 +89,47 @@ public record ProxyPolicy(
   }
 
   /**
+   * What a proxy whose policy inspects hosts prints on standard error, once, before its ready line:
+   * this prefix, then the run CA's certificate as one line of base64 DER. Backends read it to give
+   * the sandbox the certificate (never the key, which has no line).
+   */
+  public static final String CA_LINE = "agent-sandbox proxy run CA certificate ";
+
+  /** The line announcing a run CA's certificate, given as PEM text. */
+  public static String caLine(String pem) {
+    String body =
+        pem.replace("-----BEGIN CERTIFICATE-----", "")
+            .replace("-----END CERTIFICATE-----", "")
+            .replaceAll("\\s", "");
+    return CA_LINE + body;
+  }
+
+  /**
+   * The run CA's certificate as PEM text if {@code line} announces one ({@link #CA_LINE}); a line
+   * whose rest is not base64 announces nothing.
+   */
+  public static Optional<String> caCertificate(String line) {
+    int at = line.indexOf(CA_LINE);
+    if (at < 0) {
+      return Optional.empty();
+    }
+    String body = line.substring(at + CA_LINE.length()).strip();
+    byte[] der;
+    try {
+      der = java.util.Base64.getDecoder().decode(body);
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+    if (der.length == 0) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "-----BEGIN CERTIFICATE-----\n"
+            + java.util.Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
+            + "\n-----END CERTIFICATE-----\n");
+  }
+
+  /**
    * Where a proxy in its own container or pod reads the values of the credentials it injects: one
    * file per credential name, in a folder of the proxy's alone (never the workload's).
    */
