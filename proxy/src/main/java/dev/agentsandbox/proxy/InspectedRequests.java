@@ -135,8 +135,26 @@ final class InspectedRequests extends ChannelInboundHandlerAdapter
   public void exceptionCaught(ChannelHandlerContext context, Throwable cause) {
     if (exchange != null) {
       exchange.endedBy("error");
+    } else if (http2 && !refused) {
+      // The HTTP/2 codec refused the stream's headers itself (conflicting :authority and host,
+      // an upper-case or connection-specific header, a bad pseudo-header) and reset the stream
+      // before any request existed: it is still a refusal, and reported as one.
+      refused = true;
+      tunnel
+          .requestAttempt(clientAddress(), "-")
+          .deny(
+              dev.agentsandbox.policy.net.Reason.BAD_REQUEST,
+              "malformed HTTP/2 request: " + ClientHandler.describe(rootCause(cause)));
     }
     context.close();
+  }
+
+  private static Throwable rootCause(Throwable cause) {
+    Throwable root = cause;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root;
   }
 
   private String clientAddress() {

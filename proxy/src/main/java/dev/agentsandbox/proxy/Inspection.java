@@ -54,7 +54,7 @@ final class Inspection {
       SslContext facing;
       try {
         facing =
-            SslContextBuilder.forServer(leaf.key(), leaf.certificate(), ca.certificate())
+            SslContextBuilder.forServer(leaf.key(), leaf.certificate(), ca.certificate(), ca.root())
                 .sslProvider(SslProvider.JDK)
                 .protocols("TLSv1.3", "TLSv1.2")
                 .ciphers(Http2SecurityUtil.CIPHERS, SupportedCipherSuiteFilter.INSTANCE)

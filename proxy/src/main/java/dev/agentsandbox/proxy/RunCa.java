@@ -35,31 +35,36 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /**
  * The certificate authority one run's proxy makes for itself when its policy inspects hosts
- * (docs/architecture.md invariant 12): an EC P-256 key made in this process and held only in this
- * object — never written to a file, a log, a decision or the audit, never exported — and a
- * certificate that
+ * (docs/architecture.md invariant 12). Two certificates, both made in this process:
  *
  * <ul>
- *   <li>is name-constrained (X.509 name constraints, critical) to exactly the run's inspected
- *       hosts, with every IPv4 and IPv6 address excluded, so that a client that trusts it trusts it
- *       for nothing else even if the key leaked;
- *   <li>may sign end-entity certificates only (path length 0) and expires at the run's end.
+ *   <li>a <b>root</b>, what the sandbox trusts ({@link #certificatePem()}), whose key signs the
+ *       intermediate and is then dropped: it is a local variable of {@link #create}, never stored,
+ *       so not even this process can sign anything else under the root afterwards;
+ *   <li>an <b>intermediate</b>, which signs one leaf per inspected host; its EC P-256 key is held
+ *       only in this object — never written to a file, a log, a decision or the audit, never
+ *       exported.
  * </ul>
  *
- * The sandbox gets only {@link #certificatePem()}. Leaf certificates ({@link #issue}) are made for
- * one inspected host each, with their own keys, expiring with the CA. Thread-safe: immutable after
- * construction; {@link #issue} builds a new certificate each time.
+ * Both are name-constrained (X.509 name constraints, critical) to exactly the run's inspected
+ * hosts, with every IPv4 and IPv6 address excluded. The intermediate's constraints are what every
+ * validator enforces (the JDK's PKIX does not apply a trust anchor's own constraints; OpenSSL, Go
+ * and NSS apply both), so a client that trusts the root trusts it for these hosts and nothing else
+ * even if the intermediate's key leaked. The intermediate may sign end-entity certificates only
+ * (path length 0); everything expires at the run's end. Thread-safe: immutable after construction.
  */
 final class RunCa {
   private static final String SIGNATURE = "SHA256withECDSA";
   private static final Duration CLOCK_SKEW = Duration.ofMinutes(5);
 
+  private final X509Certificate root;
   private final KeyPair keys;
   private final X509Certificate certificate;
   private final Instant notAfter;
   private final SecureRandom random = new SecureRandom();
 
-  private RunCa(KeyPair keys, X509Certificate certificate, Instant notAfter) {
+  private RunCa(X509Certificate root, KeyPair keys, X509Certificate certificate, Instant notAfter) {
+    this.root = root;
     this.keys = keys;
     this.certificate = certificate;
     this.notAfter = notAfter;
@@ -83,21 +88,39 @@ final class RunCa {
               + ")");
     }
     try {
-      KeyPair keys = newKeys();
-      X500Name name =
-          new X500Name(
-              "CN=agent-sandbox run "
-                  + (runId.isEmpty() ? "(no run id)" : runId)
-                  + " CA,O=agent-sandbox");
-      X509v3CertificateBuilder builder =
+      String run = runId.isEmpty() ? "(no run id)" : runId;
+      SecureRandom random = new SecureRandom();
+      // The root's key lives only in this block: it signs the intermediate and is dropped.
+      KeyPair rootKeys = newKeys();
+      X500Name rootName = new X500Name("CN=agent-sandbox run " + run + " root CA,O=agent-sandbox");
+      X509v3CertificateBuilder rootBuilder =
           new JcaX509v3CertificateBuilder(
-              name,
-              serial(new SecureRandom()),
+              rootName,
+              serial(random),
               Date.from(now.minus(CLOCK_SKEW)),
               Date.from(notAfter),
-              name,
-              keys.getPublic());
+              rootName,
+              rootKeys.getPublic());
       JcaX509ExtensionUtils extensions = new JcaX509ExtensionUtils();
+      rootBuilder.addExtension(Extension.basicConstraints, true, new BasicConstraints(1));
+      rootBuilder.addExtension(
+          Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
+      rootBuilder.addExtension(
+          Extension.subjectKeyIdentifier,
+          false,
+          extensions.createSubjectKeyIdentifier(rootKeys.getPublic()));
+      rootBuilder.addExtension(Extension.nameConstraints, true, constraints(hosts));
+      X509Certificate root = convert(rootBuilder, rootKeys.getPrivate());
+
+      KeyPair keys = newKeys();
+      X509v3CertificateBuilder builder =
+          new JcaX509v3CertificateBuilder(
+              root,
+              serial(random),
+              Date.from(now.minus(CLOCK_SKEW)),
+              Date.from(notAfter),
+              new X500Name("CN=agent-sandbox run " + run + " CA,O=agent-sandbox"),
+              keys.getPublic());
       builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(0));
       builder.addExtension(
           Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
@@ -105,9 +128,13 @@ final class RunCa {
           Extension.subjectKeyIdentifier,
           false,
           extensions.createSubjectKeyIdentifier(keys.getPublic()));
+      builder.addExtension(
+          Extension.authorityKeyIdentifier,
+          false,
+          extensions.createAuthorityKeyIdentifier(root.getPublicKey()));
       builder.addExtension(Extension.nameConstraints, true, constraints(hosts));
-      X509Certificate certificate = convert(builder, keys.getPrivate());
-      return new RunCa(keys, certificate, notAfter);
+      X509Certificate certificate = convert(builder, rootKeys.getPrivate());
+      return new RunCa(root, keys, certificate, notAfter);
     } catch (GeneralSecurityException | CertIOException | OperatorCreationException e) {
       throw new IllegalStateException("making the run's CA failed: " + e.getMessage(), e);
     }
@@ -150,7 +177,7 @@ final class RunCa {
       builder.addExtension(
           Extension.authorityKeyIdentifier,
           false,
-          extensions.createAuthorityKeyIdentifier(certificate));
+          extensions.createAuthorityKeyIdentifier(certificate.getPublicKey()));
       builder.addExtension(
           Extension.subjectKeyIdentifier,
           false,
@@ -162,14 +189,19 @@ final class RunCa {
     }
   }
 
-  /** The CA's certificate: public, what the sandbox trusts. */
+  /** The root's certificate: public, what the sandbox trusts. */
+  X509Certificate root() {
+    return root;
+  }
+
+  /** The intermediate's certificate, which signs the leaves and goes with each of them. */
   X509Certificate certificate() {
     return certificate;
   }
 
-  /** The CA's certificate as PEM text. */
+  /** The root's certificate as PEM text: the one thing of the CA the sandbox is given. */
   String certificatePem() {
-    return pem(certificate);
+    return pem(root);
   }
 
   /** When the CA and every certificate it signed expire. */
@@ -191,7 +223,7 @@ final class RunCa {
   /** Never the key: a CA shown in a log line or an exception names its subject and expiry only. */
   @Override
   public String toString() {
-    return "RunCa[" + certificate.getSubjectX500Principal() + ", until " + notAfter + "]";
+    return "RunCa[" + root.getSubjectX500Principal() + ", until " + notAfter + "]";
   }
 
   private static KeyPair newKeys() throws GeneralSecurityException {

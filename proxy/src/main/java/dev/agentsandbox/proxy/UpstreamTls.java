@@ -109,9 +109,14 @@ final class UpstreamTls {
       }
       if (t instanceof CertPathValidatorException validation) {
         String detail =
-            validation.getReason() == CertPathValidatorException.BasicReason.EXPIRED
-                ? host + "'s certificate chain has expired"
-                : host + "'s certificate chain did not verify (" + Echo.of(t.getMessage()) + ")";
+            switch (validation.getReason()) {
+              case CertPathValidatorException.BasicReason.EXPIRED ->
+                  host + "'s certificate (or one above it) has expired";
+              case CertPathValidatorException.BasicReason.NOT_YET_VALID ->
+                  host + "'s certificate (or one above it) is not valid yet";
+              default ->
+                  host + "'s certificate chain did not verify (" + Echo.of(t.getMessage()) + ")";
+            };
         return new Failure(Reason.UPSTREAM_CERTIFICATE, detail);
       }
       if (t instanceof java.security.cert.CertPathBuilderException

@@ -58,12 +58,23 @@ final class InspectWorld implements AutoCloseable {
             "POST /repos/acme/widgets/issues",
             "GET /echo",
             "GET /redirect",
-            "GET /large"));
+            "GET /large",
+            "GET /gzip"));
   }
 
   InspectWorld(List<String> rules) throws Exception {
+    this(rules, ca -> ca.serverFor("api.test"));
+  }
+
+  /** What the "real" api.test presents, made with the world's public CA. */
+  @FunctionalInterface
+  interface ApiCertificate {
+    javax.net.ssl.SSLContext make(TestCa publicCa) throws Exception;
+  }
+
+  InspectWorld(List<String> rules, ApiCertificate apiCertificate) throws Exception {
     publicCa = TestCa.create("agent-sandbox test public CA");
-    api = new TlsUpstream(Fixture.PERMITTED, "api", publicCa.serverFor("api.test"));
+    api = new TlsUpstream(Fixture.PERMITTED, "api", apiCertificate.make(publicCa));
     other = new TlsUpstream(Fixture.PERMITTED, "other", publicCa.serverFor("other.test"));
     evil = new TlsUpstream(Fixture.PERMITTED, "evil", publicCa.serverFor("evil.test"));
     credentials = Files.createTempDirectory("asb-proxy-credentials");

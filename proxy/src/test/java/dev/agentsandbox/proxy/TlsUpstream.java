@@ -17,8 +17,8 @@ import javax.net.ssl.SSLContext;
  * A real HTTPS server on a loopback address standing in for an inspected host (a "GitHub"): it
  * records every request with its headers and answers by path — {@code /echo} with the request's
  * headers as text (an upstream that reflects what it was sent), {@code /redirect} with a 302 to
- * {@code Location: https://evil.test/...}, {@code /large} with {@code size} bytes, anything else
- * {@code hello from NAME at PATH}.
+ * {@code Location: https://evil.test/...}, {@code /gzip} with the headers gzip-compressed whatever
+ * was asked, {@code /large} with {@code size} bytes, anything else {@code hello from NAME at PATH}.
  */
 final class TlsUpstream implements AutoCloseable {
   private final HttpsServer server;
@@ -58,6 +58,18 @@ final class TlsUpstream implements AutoCloseable {
           .add(
               "X-Echo-Authorization",
               String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
+    } else if (path.equals("/gzip")) {
+      // Compressed whatever the request asked for, as an upstream that ignores Accept-Encoding.
+      StringBuilder text = new StringBuilder();
+      exchange
+          .getRequestHeaders()
+          .forEach((key, values) -> text.append(key).append(": ").append(values).append('\n'));
+      java.io.ByteArrayOutputStream zipped = new java.io.ByteArrayOutputStream();
+      try (java.util.zip.GZIPOutputStream gzip = new java.util.zip.GZIPOutputStream(zipped)) {
+        gzip.write(text.toString().getBytes(StandardCharsets.UTF_8));
+      }
+      answer = zipped.toByteArray();
+      exchange.getResponseHeaders().add("Content-Encoding", "gzip");
     } else if (path.equals("/redirect")) {
       exchange.getResponseHeaders().add("Location", "https://evil.test/steal");
       status = 302;
