@@ -454,6 +454,36 @@ class InspectAttackIT {
   }
 
   @Test
+  void traceAndConnectAreRefusedOnAHostWithoutRulesToo() throws Exception {
+    // Inspected only to inject: every method passes, but an echo and a tunnel never do.
+    try (InspectWorld open = new InspectWorld(null)) {
+      try (SSLSocket socket = open.tunnel(open.apiTarget(), "api.test", open.workloadTls())) {
+        socket
+            .getOutputStream()
+            .write(
+                ("TRACE /anything HTTP/1.1\r\nHost: " + open.apiTarget() + "\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1));
+        assertThat(Fixture.readAll(socket.getInputStream()))
+            .startsWith("HTTP/1.1 403")
+            .contains("method-not-allowed");
+      }
+      try (SSLSocket socket = open.tunnel(open.apiTarget(), "api.test", open.workloadTls())) {
+        socket
+            .getOutputStream()
+            .write(
+                ("DELETE /anything HTTP/1.1\r\nHost: "
+                        + open.apiTarget()
+                        + "\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1));
+        assertThat(Fixture.readAll(socket.getInputStream()))
+            .as("without rules, any other method passes")
+            .startsWith("HTTP/1.1 200");
+      }
+      assertThat(open.api.seen()).extracting(Upstream.Seen::method).containsExactly("DELETE");
+    }
+  }
+
+  @Test
   void traceAndConnectInsideTheTunnelAreRefusedWhateverTheRules() throws Exception {
     assertThat(
             raw(host(), "api.test", "TRACE /repos/acme/x HTTP/1.1\r\nHost: " + host() + "\r\n\r\n"))

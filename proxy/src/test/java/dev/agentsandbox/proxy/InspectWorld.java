@@ -82,7 +82,9 @@ final class InspectWorld implements AutoCloseable {
     InspectedHost inspected =
         new InspectedHost(
             "api.test",
-            Optional.of(new RequestRules(rules.stream().map(RequestRule::parse).toList())),
+            rules == null
+                ? Optional.empty()
+                : Optional.of(new RequestRules(rules.stream().map(RequestRule::parse).toList())),
             Optional.of(Injection.of(CREDENTIAL, "Authorization")));
     proxy =
         RunningProxy.start(

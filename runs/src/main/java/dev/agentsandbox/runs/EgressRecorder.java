@@ -79,7 +79,20 @@ final class EgressRecorder {
   private JsonNode auditData(JsonNode decision) {
     ObjectNode data = json.createObjectNode();
     for (String field :
-        List.of("time", "client", "method", "host", "port", "reason", "address", "first")) {
+        List.of(
+            "time",
+            "client",
+            "method",
+            "host",
+            "port",
+            "reason",
+            "address",
+            "first",
+            // On an inspected host: the request's normalised path, the upstream's status and the
+            // injected credential's name (never a value: the proxy has none in its decisions).
+            "path",
+            "status",
+            "credential")) {
       if (decision.has(field)) {
         data.set(field, decision.get(field));
       }

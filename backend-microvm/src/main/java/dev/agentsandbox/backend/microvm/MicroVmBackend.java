@@ -188,13 +188,23 @@ public final class MicroVmBackend implements SandboxBackend {
             config.bootTimeout(),
             imageId);
     sandbox.dirCreated();
-    byte[] runArchive =
-        GuestFiles.runArchive(
-            layout.guestSettings(), spec.command(), layout.workloadEnv(), spec.credentials());
-    byte[] initramfs = new byte[baseInitramfs.length + runArchive.length];
-    System.arraycopy(baseInitramfs, 0, initramfs, 0, baseInitramfs.length);
-    System.arraycopy(runArchive, 0, initramfs, baseInitramfs.length, runArchive.length);
-    sandbox.start(rootDisk, initramfs, config.proxyReadyTimeout());
+    // The initramfs is made once the proxy is ready: a run that inspects hosts carries its
+    // proxy's CA certificate, which exists only from then on.
+    java.util.function.Function<java.util.Optional<String>, byte[]> initramfs =
+        runCa -> {
+          byte[] runArchive =
+              GuestFiles.runArchive(
+                  layout.guestSettings(),
+                  spec.command(),
+                  layout.workloadEnv(),
+                  spec.workloadCredentials(),
+                  runCa);
+          byte[] all = new byte[baseInitramfs.length + runArchive.length];
+          System.arraycopy(baseInitramfs, 0, all, 0, baseInitramfs.length);
+          System.arraycopy(runArchive, 0, all, baseInitramfs.length, runArchive.length);
+          return all;
+        };
+    sandbox.start(rootDisk, initramfs, spec.proxyCredentials(), config.proxyReadyTimeout());
     return sandbox;
   }
 

@@ -88,7 +88,11 @@ final class MicroVmSandbox implements Sandbox {
   }
 
   /** Creates the tap, the fence elements, the proxy and the VM, in that order. */
-  void start(Path rootDisk, byte[] initramfs, Duration proxyReadyTimeout) {
+  void start(
+      Path rootDisk,
+      java.util.function.Function<java.util.Optional<String>, byte[]> initramfsFor,
+      java.util.List<dev.agentsandbox.backend.RunCredential> proxyCredentials,
+      Duration proxyReadyTimeout) {
     String step = "creating tap " + layout.placement().tap();
     try {
       HostCommands host = backend.host();
@@ -107,6 +111,10 @@ final class MicroVmSandbox implements Sandbox {
           layout.policyFile(), PosixFilePermissions.fromString("r--------"));
       Files.setAttribute(
           layout.policyFile(), "unix:uid", Integer.parseInt(layout.placement().proxyUid()));
+      if (!proxyCredentials.isEmpty()) {
+        step = "writing the proxy's credentials into " + layout.proxyCredentialsDir();
+        writeProxyCredentials(proxyCredentials);
+      }
       step = "starting the proxy on " + layout.proxyUrl();
       proxy = ProxyProcess.start(layout.proxyCommandLine(), listener, runId);
       if (!proxy.awaitReady(proxyReadyTimeout.toMillis())) {
@@ -116,6 +124,14 @@ final class MicroVmSandbox implements Sandbox {
                 + " s; its last output: "
                 + proxy.lastErrors());
       }
+      java.util.Optional<String> runCa = proxy.caCertificate();
+      if (layout.inspects() && runCa.isEmpty()) {
+        throw new SandboxException(
+            "the proxy inspects hosts but announced no CA certificate before its ready line"
+                + " (is its jar older than inspection?); its last output: "
+                + proxy.lastErrors());
+      }
+      byte[] initramfs = initramfsFor.apply(runCa);
 
       step = "writing the run's initramfs " + layout.initramfs();
       int vmmUid = Integer.parseInt(layout.placement().vmmUid());
@@ -153,6 +169,30 @@ final class MicroVmSandbox implements Sandbox {
       throw new UnableToLaunchSandboxException(
           step + " for run " + runId + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The credentials the proxy injects, one file each, in a folder of the proxy's uid alone (0500,
+   * files 0400): the guest's VMM uid cannot read them, and they go with the run's directory.
+   */
+  private void writeProxyCredentials(
+      java.util.List<dev.agentsandbox.backend.RunCredential> credentials) throws IOException {
+    int proxyUid = Integer.parseInt(layout.placement().proxyUid());
+    Path dir =
+        Files.createDirectory(
+            layout.proxyCredentialsDir(),
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    for (var credential : credentials) {
+      Path file =
+          Files.createFile(
+              dir.resolve(credential.name()),
+              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+      Files.writeString(file, credential.value(), StandardCharsets.UTF_8);
+      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--------"));
+      Files.setAttribute(file, "unix:uid", proxyUid);
+    }
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("r-x------"));
+    Files.setAttribute(dir, "unix:uid", proxyUid);
   }
 
   /** A sparse file of the disk's size, the VMM's to write and nobody else's. */
