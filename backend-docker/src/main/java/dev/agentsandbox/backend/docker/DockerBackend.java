@@ -283,8 +283,12 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
     // A run with labels of its own is built cold: they go on every object it has, and Docker
     // cannot add labels to a standby's objects that already exist.
+    // So is a run that inspects hosts: its proxy's credentials and its trust volume are made with
+    // the run (docs/backends/docker.md, "Inspected hosts").
     java.util.Optional<ProxyStandby> standby =
-        spec.runLabels().isEmpty() ? pool.take(spec.runId()) : java.util.Optional.empty();
+        spec.runLabels().isEmpty() && spec.egress().inspect().isEmpty()
+            ? pool.take(spec.runId())
+            : java.util.Optional.empty();
     if (standby.isPresent()) {
       ProxyStandby taken = standby.get();
       DockerSandbox sandbox =

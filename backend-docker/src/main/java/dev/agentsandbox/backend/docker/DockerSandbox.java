@@ -98,6 +98,10 @@ final class DockerSandbox implements Sandbox {
       DockerCommands.createVolume(client, layout.workspace());
       step[0] = "creating volume " + layout.credentialsName();
       DockerCommands.createVolume(client, layout.credentials());
+      if (layout.inspects()) {
+        step[0] = "creating volume " + layout.trustName();
+        DockerCommands.createVolume(client, layout.trust());
+      }
       step[0] = "creating network " + layout.fenceName();
       networks.add(createNetwork(layout.fence(), 0));
       step[0] = "creating network " + layout.egressName();
@@ -224,6 +228,22 @@ final class DockerSandbox implements Sandbox {
     imageId = client.inspectContainerCmd(agentId).exec().getImageId();
     step[0] = "creating " + RunContract.OUT_DIR + " in workload container " + agent.name();
     copyInto(agentId, RunContract.WORKSPACE, layout.outFolderArchive());
+    if (layout.inspects()) {
+      step[0] = "giving workload container " + agent.name() + " the run CA's certificate";
+      String caPem =
+          proxyOutput
+              .caCertificate()
+              .orElseThrow(
+                  () ->
+                      new SandboxException(
+                          "the proxy inspects hosts but announced no CA certificate before its"
+                              + " ready line (is the proxy image older than inspection?"
+                              + " images/build.sh proxy builds it)"));
+      copyInto(
+          proxyId,
+          DockerInspection.PROXY_TRUST,
+          DockerInspection.trustArchive(client, agentId, caPem));
+    }
     step[0] = "starting workload container " + agent.name() + " under " + runtime;
     client.startContainerCmd(agentId).exec();
     agentOutput = follow(agentId, new WorkloadOutput(listener));
@@ -727,7 +747,12 @@ final class DockerSandbox implements Sandbox {
       }
     }
     // Both names, not only the volumes created: a launch cut short may have created one unseen.
-    for (String name : List.of(layout.workspaceName(), layout.credentialsName())) {
+    List<String> volumes =
+        new java.util.ArrayList<>(List.of(layout.workspaceName(), layout.credentialsName()));
+    if (layout.inspects()) {
+      volumes.add(layout.trustName());
+    }
+    for (String name : volumes) {
       try {
         client.removeVolumeCmd(name).exec();
       } catch (RuntimeException e) {

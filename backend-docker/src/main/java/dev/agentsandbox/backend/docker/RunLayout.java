@@ -168,6 +168,24 @@ final class RunLayout {
     return "asb-" + id + "-credentials";
   }
 
+  /** The trust volume of a run that inspects hosts ({@link DockerInspection}). */
+  String trustName() {
+    return "asb-" + objectsId + "-trust";
+  }
+
+  /** Whether the run's proxy terminates TLS for some host: the workload then trusts its CA. */
+  boolean inspects() {
+    return !spec.egress().inspect().isEmpty();
+  }
+
+  /**
+   * The run CA's files, read-only to the workload at {@link dev.agentsandbox.backend.RunTrust#DIR}.
+   */
+  VolumeSpec trust() {
+    return VolumeSpec.tmpfs(
+        trustName(), DockerInspection.TRUST_MB, config.workloadUser(), "0555", labels());
+  }
+
   static String proxyName(String id) {
     return "asb-" + id + "-proxy";
   }
@@ -224,7 +242,7 @@ final class RunLayout {
   ContainerSpec proxy() {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("AGENT_SANDBOX_PROXY_POLICY", proxyPolicyJson());
-    return proxy(config, objectsId, labels(), env);
+    return DockerInspection.proxy(this, spec, proxy(config, objectsId, labels(), env));
   }
 
   /**
@@ -265,7 +283,7 @@ final class RunLayout {
     String proxyUrl = "http://" + proxyAddress + ":" + config.proxyPort();
     Map<String, String> env = new LinkedHashMap<>(new TreeMap<>(spec.env()));
     Set<String> secret = new HashSet<>(spec.env().keySet());
-    for (RunCredential credential : spec.credentials()) {
+    for (RunCredential credential : spec.workloadCredentials()) {
       credential
           .env()
           .ifPresent(
@@ -287,33 +305,41 @@ final class RunLayout {
         List.of(RunContract.OUT_ENV, RunContract.CREDENTIALS_ENV, RunContract.RUN_ID_ENV)) {
       secret.remove(key);
     }
-    return new ContainerSpec(
-        "asb-" + spec.runId() + "-agent",
-        spec.image(),
-        idleSeconds.isPresent()
-            ? List.of("sleep", Long.toString(idleSeconds.getAsLong()))
-            : List.of(),
-        idleSeconds.isPresent() ? List.of() : spec.command(),
-        env,
-        secret,
-        config.workloadUser(),
-        labels(),
-        runtime,
-        fenceName(),
-        Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
-        List.of(
-            new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
-            new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true)),
-        spec.resources().memoryMb() * 1024L * 1024L,
-        Math.round(spec.resources().cpus() * 1_000_000_000d),
-        spec.resources().pids());
+    return DockerInspection.agent(
+        this,
+        new ContainerSpec(
+            "asb-" + spec.runId() + "-agent",
+            spec.image(),
+            idleSeconds.isPresent()
+                ? List.of("sleep", Long.toString(idleSeconds.getAsLong()))
+                : List.of(),
+            idleSeconds.isPresent() ? List.of() : spec.command(),
+            env,
+            secret,
+            config.workloadUser(),
+            labels(),
+            runtime,
+            fenceName(),
+            Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
+            List.of(
+                new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
+                new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true)),
+            spec.resources().memoryMb() * 1024L * 1024L,
+            Math.round(spec.resources().cpus() * 1_000_000_000d),
+            spec.resources().pids()));
   }
 
   /** The policy document the proxy reads ({@code --policy FILE}, see docs/proxy.md). */
   String proxyPolicyJson() {
     try {
       return JSON.writeValueAsString(
-          ProxyPolicy.forRun(spec.egress(), spec.runId(), config.proxyPort()).toTree());
+          ProxyPolicy.forRun(
+                  spec.egress(),
+                  spec.runId(),
+                  config.proxyPort(),
+                  spec.expiresAt(),
+                  DockerInspection.PROXY_CREDENTIALS_DIR)
+              .toTree());
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("serializing the proxy policy cannot fail for plain maps", e);
     }
@@ -327,7 +353,8 @@ final class RunLayout {
     String[] ids = config.workloadUser().split(":", 2);
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
-      for (RunCredential credential : spec.credentials()) {
+      // A credential the proxy injects goes in as its placeholder: its value is the proxy's alone.
+      for (RunCredential credential : spec.workloadCredentials()) {
         byte[] value = credential.value().getBytes(StandardCharsets.UTF_8);
         TarArchiveEntry entry = new TarArchiveEntry(credential.name());
         entry.setMode(0100400);
@@ -385,6 +412,9 @@ final class RunLayout {
     List<Manifest> manifests = new ArrayList<>();
     manifests.add(new Manifest("volume", workspaceName(), workspace().body()));
     manifests.add(new Manifest("volume", credentialsName(), credentials().body()));
+    if (inspects()) {
+      manifests.add(new Manifest("volume", trustName(), trust().body()));
+    }
     manifests.add(new Manifest("network", fenceName(), fence().body()));
     manifests.add(new Manifest("network", egressName(), egress().body()));
     ContainerSpec proxy = proxy();
@@ -403,6 +433,20 @@ final class RunLayout {
     out.put("Owner", config.workloadUser());
     out.put("Mode", "0700");
     manifests.add(new Manifest("workspace-out", workspaceName(), out));
+    if (inspects()) {
+      Map<String, Object> trust = new LinkedHashMap<>();
+      trust.put("Container", proxy.name());
+      trust.put("Path", DockerInspection.PROXY_TRUST);
+      trust.put("Volume", trustName());
+      trust.put(
+          "Files",
+          List.of(
+              dev.agentsandbox.backend.RunTrust.RUN_CA,
+              dev.agentsandbox.backend.RunTrust.BUNDLE,
+              dev.agentsandbox.backend.RunTrust.JAVA_STORE));
+      trust.put("From", "the proxy's CA certificate and the workload image's own bundle");
+      manifests.add(new Manifest("trust-copy", trustName(), trust));
+    }
     return new SandboxPlan(DockerBackend.NAME, runtime, isolation, manifests);
   }
 }
