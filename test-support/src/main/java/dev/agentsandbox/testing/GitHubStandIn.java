@@ -39,6 +39,9 @@ public final class GitHubStandIn implements AutoCloseable {
   /** The microVM backend's. */
   public static final Layout MICROVM = new Layout("asbm-ghub0", "198.18.116.1");
 
+  /** The control plane's end-to-end tests'. */
+  public static final Layout SERVER = new Layout("asbs-ghub0", "198.18.117.1");
+
   /** One request as the stand-in saw it. */
   public record Seen(String method, String path, String authorization) {}
 
