@@ -20,6 +20,9 @@ import java.util.regex.Pattern;
  * run whose proxy terminates TLS for the {@link CompatUpstream}'s three names. Every client must
  * trust the run's CA through what the platform sets alone, reach what the rules allow (the answer
  * carries the upstream's token) and be refused what they do not (403 {@code path-not-allowed}).
+ * Busybox wget is the exception to TLS: it sends an {@code https://} URL to a proxy as a plain
+ * {@code GET} of the whole URL (no {@code CONNECT}) and does not verify certificates, so it is
+ * tried over plain HTTP to the same inspected host, whose rules apply there too.
  */
 public final class InspectCompatibility {
   /** Rounds per cell: {@code -Dasb.compat.inspect.rounds=N}, 5 by default. */
@@ -63,6 +66,7 @@ public final class InspectCompatibility {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("ASB_ROUNDS", Integer.toString(rounds));
     env.put("ASB_TLS_PORT", Integer.toString(upstream.tlsPort()));
+    env.put("ASB_HTTP_PORT", Integer.toString(upstream.httpPort()));
     env.put("ASB_SUITE", resource("inspect-suite.sh"));
     env.put("ASB_PROBE_JAVA", resource("InspectProbe.java"));
     env.put("ASB_PROBE_NODE", resource("inspect-probe.js"));

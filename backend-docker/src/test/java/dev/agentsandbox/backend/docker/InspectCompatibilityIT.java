@@ -97,7 +97,9 @@ class InspectCompatibilityIT {
         new RunEgress(
             AllowList.parse(ClientCompatibility.allowEntries(upstream)),
             Optional.empty(),
-            List.of(InternalDestination.range("compat", LAYOUT.cidr(), upstream.tlsPort())),
+            List.of(
+                InternalDestination.range(
+                    "compat", LAYOUT.cidr(), upstream.httpPort(), upstream.tlsPort())),
             ClientCompatibility.hosts(upstream),
             inspected,
             Optional.of(upstream.caPem));

@@ -5,9 +5,12 @@
 # GIT_SSL_CAINFO, PIP_CERT, NODE_EXTRA_CA_CERTS, JDK_JAVA_OPTIONS) — nothing here names a CA. Each
 # attempt prints "@@ <client> <cell> <attempt> <result>"; the test judges. Cells: "inspected" (an
 # allowed request; its answer carries the upstream's token) and "refused-path" (a path the rules
-# do not allow: the proxy answers 403).
+# do not allow: the proxy answers 403). Busybox wget sends an https:// URL to a proxy as a plain
+# GET of that URL, which the proxy refuses for every host (use CONNECT), so wget is tried over plain
+# HTTP, where an inspected host's rules apply as well (and no credential is ever set).
 #
-# Environment (from the test): ASB_ROUNDS, ASB_TLS_PORT, ASB_PROBE_JAVA, ASB_PROBE_NODE.
+# Environment (from the test): ASB_ROUNDS, ASB_TLS_PORT, ASB_HTTP_PORT, ASB_PROBE_JAVA,
+# ASB_PROBE_NODE.
 set -u
 cd /tmp
 umask 077
@@ -17,6 +20,8 @@ unset ASB_PROBE_JAVA ASB_PROBE_NODE
 R=$ASB_ROUNDS
 OK=https://web.test:$ASB_TLS_PORT/hello
 NO=https://web.test:$ASB_TLS_PORT/forbidden
+PLAIN_OK=http://web.test:$ASB_HTTP_PORT/hello
+PLAIN_NO=http://web.test:$ASB_HTTP_PORT/forbidden
 
 line() { tr '\r\n' '  ' <"$1" | cut -c1-300; }
 report() { printf '@@ %s %s %s %s\n' "$1" "$2" "$3" "$4"; }
@@ -56,8 +61,8 @@ while [ $i -lt "$R" ]; do
   i=$((i + 1))
   curl_cell inspected $i "$OK"
   curl_cell refused-path $i "$NO"
-  wget_cell inspected $i "$OK"
-  wget_cell refused-path $i "$NO"
+  wget_cell inspected $i "$PLAIN_OK"
+  wget_cell refused-path $i "$PLAIN_NO"
   py_cell urllib inspected $i "$OK"
   py_cell urllib refused-path $i "$NO"
   py_cell requests inspected $i "$OK"
