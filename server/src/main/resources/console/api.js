@@ -7,6 +7,32 @@ export const BASE = "/api/admin/platform/agent-sandbox";
 export const EGRESS = "/api/admin/platform/egress-policy";
 export const AUDIT = "/api/admin/platform/audit";
 
+/**
+ * The alphabet of run ids (the server's RunSpec: 1 to 32 lowercase letters and digits). An id from
+ * the page's address is checked against it before any request is built from it: a fragment such
+ * as #/runs/x%2F..%2FVICTIM names no run, it does not reach VICTIM.
+ */
+export const RUN_ID = /^[a-z0-9]{1,32}$/;
+
+/** Whether {@code id} can be a run's id. */
+export function isRunId(id) {
+  return typeof id === "string" && RUN_ID.test(id);
+}
+
+/**
+ * The API path of a run, or of something under it: every segment percent-encoded, so none can add
+ * a "/" or a ".." of its own, and the id checked against {@link RUN_ID} first.
+ */
+export function runPath(runId, ...rest) {
+  if (!isRunId(runId)) throw new Error("not a run id: " + JSON.stringify(String(runId)));
+  return BASE + "/runs/" + [runId, ...rest].map(encodeURIComponent).join("/");
+}
+
+/** The console's own address of a run's page. */
+export function runHref(runId) {
+  return "#/runs/" + encodeURIComponent(runId);
+}
+
 export const session = {
   token: () => sessionStorage.getItem(KEY),
   signIn: (token) => sessionStorage.setItem(KEY, token),

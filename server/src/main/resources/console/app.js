@@ -1,7 +1,7 @@
 // The console's entry point: sign-in, the page router (the URL fragment names the page, never
 // a secret), and the sign-out that forgets the token.
-import { ApiError, BASE, api, problem, session } from "./api.js";
-import { announce, field, h, replace } from "./dom.js";
+import { ApiError, BASE, api, isRunId, problem, session } from "./api.js";
+import { announce, field, h, replace, visible } from "./dom.js";
 import { overviewPage } from "./overview.js";
 import { configPage } from "./config.js";
 import { planPage } from "./plan.js";
@@ -36,8 +36,19 @@ function route() {
   replace(who, h("span", {}, "Signed in"), " ", h("button", { type: "button", class: "link", onclick: signOut }, "Sign out"));
   const parts = location.hash.replace(/^#\/?/, "").split("/");
   let name = parts[0] || "overview";
-  let arg = parts[1] ? decodeURIComponent(parts[1]) : null;
+  let arg = null;
+  try {
+    arg = parts[1] ? decodeURIComponent(parts[1]) : null;
+  } catch (e) {
+    arg = parts[1]; // malformed percent-encoding: shown as written, and refused below
+  }
   if (name === "runs" && arg) name = "run";
+  // A run's id comes from the address, which anyone can write into a link: only an id of the id
+  // alphabet reaches a page that builds requests from it (#/runs/x%2F..%2FVICTIM is no run).
+  if ((name === "run" || (name === "audit" && arg !== null)) && !isRunId(arg)) {
+    showNotARun(arg);
+    return;
+  }
   const page = PAGES[name] || PAGES.overview;
   for (const link of nav.querySelectorAll("a")) {
     const current = link.dataset.page === (name === "run" ? "runs" : name);
@@ -50,6 +61,26 @@ function route() {
   cleanup = page.render(container, arg) || null;
   main.focus({ preventScroll: true });
   announce(page.title);
+}
+
+function showNotARun(arg) {
+  document.title = "Not a run · Agent Sandbox console";
+  replace(
+    main,
+    h(
+      "div",
+      { class: "page", "data-page": "not-a-run" },
+      h("h1", {}, "Not a run"),
+      h(
+        "div",
+        { class: "alert alert-error", role: "alert", id: "run-invalid" },
+        h("p", {}, "This address names no run: ", h("code", {}, visible(JSON.stringify(arg))), " is not a run id (1 to 32 lowercase letters and digits). Nothing was asked of the control plane."),
+        h("p", {}, h("a", { href: "#/runs" }, "Runs")),
+      ),
+    ),
+  );
+  main.focus({ preventScroll: true });
+  announce("Not a run");
 }
 
 function showSignIn(reason) {

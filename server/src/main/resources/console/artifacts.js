@@ -1,7 +1,7 @@
 // A run's artifacts: the files it left in /workspace/out, kept for review. A download is a fetch
 // with the bearer header (never a link carrying the token), checked against the listed SHA-256
 // before the browser is handed the bytes to save.
-import { BASE, api, problem } from "./api.js";
+import { api, problem, runPath } from "./api.js";
 import { h, replace, table } from "./dom.js";
 import { artifactsSummary } from "./timeline.js";
 
@@ -13,7 +13,7 @@ import { artifactsSummary } from "./timeline.js";
 export async function showArtifacts(el, runId, outputsRow, signal) {
   let listing;
   try {
-    listing = await api("GET", BASE + "/runs/" + runId + "/artifacts", { signal });
+    listing = await api("GET", runPath(runId, "artifacts"), { signal });
   } catch (e) {
     if (e.name !== "AbortError") replace(el, problem(e));
     return;
@@ -55,7 +55,7 @@ async function download(runId, artifact, button, state) {
   delete state.dataset.verified;
   try {
     // The path is sent as the listing named it; the URL is built here, not taken from the answer.
-    const url = BASE + "/runs/" + runId + "/artifacts/file?path=" + encodeURIComponent(artifact.path);
+    const url = runPath(runId, "artifacts", "file") + "?path=" + encodeURIComponent(artifact.path);
     const response = await api("GET", url, { stream: true, accept: "application/octet-stream" });
     const blob = await response.blob();
     const digest = await sha256(blob);

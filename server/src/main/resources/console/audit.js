@@ -1,21 +1,8 @@
 // Audit: filter by type prefix, agent, run, label and time; the chain's verification state; export of
 // the same rows as JSON lines.
-import { AUDIT, api, problem } from "./api.js";
+import { AUDIT, api, problem, runHref } from "./api.js";
 import { field, h, replace, section, table, time } from "./dom.js";
-
-const TYPES = [
-  "agent_sandbox.config",
-  "agent_sandbox.config.update",
-  "agent_sandbox.config.refused",
-  "agent_sandbox.launch",
-  "agent_sandbox.egress",
-  "agent_sandbox.egress.deny",
-  "agent_sandbox.refused",
-  "agent_sandbox.credentials.issue",
-  "agent_sandbox.artifacts",
-  "agent_sandbox.kill",
-  "agent_sandbox.teardown",
-];
+import { EVENTS, TYPE_PREFIXES } from "./events.js";
 
 export function auditPage(root, preset) {
   const type = h("input", { id: "audit-type", type: "search", list: "audit-types", autocomplete: "off" });
@@ -44,7 +31,7 @@ export function auditPage(root, preset) {
     "form",
     { class: "filters", role: "search", "aria-label": "Filter the audit log", novalidate: true },
     field("Type prefix", type),
-    h("datalist", { id: "audit-types" }, TYPES.map((t) => h("option", { value: t }))),
+    h("datalist", { id: "audit-types" }, TYPE_PREFIXES.map((t) => h("option", { value: t }))),
     field("Agent", agent),
     field("Run id", run),
     field("Labels", label, "key=value; several, separated by commas, must all match."),
@@ -75,7 +62,7 @@ export function auditPage(root, preset) {
             h("td", {}, h("code", {}, r.type)),
             h("td", {}, r.actor),
             h("td", {}, r.agent || "—"),
-            h("td", {}, r.run_id ? h("a", { href: "#/runs/" + r.run_id }, h("code", {}, r.run_id)) : "—"),
+            h("td", {}, r.run_id ? h("a", { href: runHref(r.run_id) }, h("code", {}, r.run_id)) : "—"),
             h("td", {}, h("details", {}, h("summary", {}, summary(r)), h("pre", { class: "mono small" }, JSON.stringify(r.data, null, 2)))),
           ),
         );
@@ -135,16 +122,18 @@ async function verify(chain) {
 function summary(row) {
   const d = row.data || {};
   switch (row.type) {
-    case "agent_sandbox.egress.deny":
-    case "agent_sandbox.egress.allow":
+    case EVENTS.EGRESS_DENY:
+    case EVENTS.EGRESS_ALLOW:
       return (d.host || "?") + ":" + (d.port || "?") + " " + (d.reason || "");
-    case "agent_sandbox.config.update":
-    case "agent_sandbox.config.refused":
+    case EVENTS.EGRESS_DENY_COUNTED:
+      return d.count + " refusals counted, " + Object.keys(d.hosts || {}).length + " hosts named";
+    case EVENTS.CONFIG_UPDATE:
+    case EVENTS.CONFIG_REFUSED:
       return d.config + " v" + d.version + (d.weakening ? " — weakening" : "") + (d.reason ? " — " + d.reason : "");
-    case "agent_sandbox.launch":
+    case EVENTS.LAUNCH:
       return (d.image || "") + " " + (d.command ? JSON.stringify(d.command) : "");
-    case "agent_sandbox.teardown":
-      return (d.end || d.status || "") + (d.exit_status !== undefined ? " exit " + d.exit_status : "");
+    case EVENTS.TEARDOWN:
+      return (d.end || (d.by ? "by " + d.by : "")) + (d.exit_status !== undefined ? " exit " + d.exit_status : "");
     default:
       return Object.keys(d).slice(0, 6).join(", ");
   }

@@ -6,7 +6,7 @@ const WIDTH = 720;
 const HEIGHT = 200;
 const PAD = { left: 36, right: 12, top: 12, bottom: 28 };
 
-/** Counts rows per hour over the last {@code hours} hours, for each series' audit type. */
+/** Counts rows per hour over the last {@code hours} hours, for each series' audit types (a row weighing what {@code weight} says). */
 export function bucket(rows, series, hours, now) {
   const end = Math.ceil(now / 3600000) * 3600000;
   const start = end - hours * 3600000;
@@ -16,7 +16,7 @@ export function bucket(rows, series, hours, now) {
     if (!(t >= start && t < end)) continue;
     const i = Math.floor((t - start) / 3600000);
     series.forEach((s, k) => {
-      if (row.type === s.type) counts[k][i] += 1;
+      if (s.types.includes(row.type)) counts[k][i] += s.weight ? s.weight(row) : 1;
     });
   }
   return { start, counts };

@@ -85,3 +85,16 @@ export function table(caption, headers, rows, empty) {
 export function badge(text, kind) {
   return h("span", { class: "badge badge-" + (kind || text) }, text);
 }
+
+/**
+ * Text another user or a workload chose (a command, an id from the address), with each control,
+ * bidirectional or invisible character written as <U+XXXX>: set as text it cannot inject markup,
+ * and shown so it cannot reorder or hide what a reviewer reads either (U+202E would show a command
+ * backwards from that point).
+ */
+export function visible(text) {
+  return String(text).replace(
+    /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
+    (c) => "<U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + ">",
+  );
+}

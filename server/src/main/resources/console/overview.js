@@ -1,9 +1,10 @@
 // Overview: the backends as probed now, the live runs, recent refusals and a day's chart.
-import { AUDIT, BASE, api, problem } from "./api.js";
+import { AUDIT, BASE, api, problem, runHref } from "./api.js";
 import { badge, h, replace, section, table, time } from "./dom.js";
 import { bucket, chart } from "./chart.js";
+import { EVENTS } from "./events.js";
 
-const REFUSAL_TYPES = ["agent_sandbox.refused", "agent_sandbox.config.refused", "agent_sandbox.egress.deny"];
+const REFUSAL_TYPES = [EVENTS.REFUSED, EVENTS.CONFIG_REFUSED, EVENTS.EGRESS_DENY, EVENTS.EGRESS_DENY_COUNTED];
 
 export function overviewPage(root) {
   const backends = h("div", { class: "slot", "aria-busy": "true" }, "Probing backends…");
@@ -48,7 +49,7 @@ async function load(backends, live, activity, refusals) {
           h(
             "tr",
             {},
-            h("td", {}, h("a", { href: "#/runs/" + r.run_id }, h("code", {}, r.run_id))),
+            h("td", {}, h("a", { href: runHref(r.run_id) }, h("code", {}, r.run_id))),
             h("td", {}, r.agent),
             h("td", {}, badge(r.status)),
             h("td", {}, time(r.created_at)),
@@ -59,11 +60,12 @@ async function load(backends, live, activity, refusals) {
     .catch((e) => replace(live, problem(e)))
     .finally(() => live.removeAttribute("aria-busy"));
 
-  api("GET", AUDIT + "?type=agent_sandbox&since=24h&limit=1000")
+  api("GET", AUDIT + "?since=24h&limit=1000")
     .then((body) => {
       const series = [
-        { type: "agent_sandbox.launch", label: "Runs started", cls: "s-runs" },
-        { type: "agent_sandbox.egress.deny", label: "Egress denials", cls: "s-deny" },
+        { types: [EVENTS.LAUNCH], label: "Runs started", cls: "s-runs" },
+        // A counted row stands for its count of refusals.
+        { types: [EVENTS.EGRESS_DENY, EVENTS.EGRESS_DENY_COUNTED], weight: (r) => (r.type === EVENTS.EGRESS_DENY_COUNTED ? r.data.count || 0 : 1), label: "Egress denials", cls: "s-deny" },
       ];
       const data = bucket(body.rows, series, 24, Date.now());
       const note = body.rows.length === 1000 ? " (the newest 1,000 audit rows of the day)" : "";
@@ -79,7 +81,7 @@ async function load(backends, live, activity, refusals) {
             h("td", {}, time(r.time)),
             h("td", {}, h("code", {}, r.type)),
             h("td", {}, r.agent || "—"),
-            h("td", {}, r.run_id ? h("a", { href: "#/runs/" + r.run_id }, h("code", {}, r.run_id)) : "—"),
+            h("td", {}, r.run_id ? h("a", { href: runHref(r.run_id) }, h("code", {}, r.run_id)) : "—"),
             h("td", { class: "detail" }, refusalSummary(r)),
           ),
         );
@@ -97,10 +99,13 @@ async function load(backends, live, activity, refusals) {
 
 function refusalSummary(row) {
   const d = row.data || {};
-  if (row.type === "agent_sandbox.egress.deny") {
+  if (row.type === EVENTS.EGRESS_DENY) {
     return (d.host || "?") + ":" + (d.port || "?") + " — " + (d.reason || "");
   }
-  if (row.type === "agent_sandbox.config.refused") {
+  if (row.type === EVENTS.EGRESS_DENY_COUNTED) {
+    return d.count + " refusals counted — " + Object.keys(d.reasons || {}).join(", ");
+  }
+  if (row.type === EVENTS.CONFIG_REFUSED) {
     return (d.config || "") + ": " + (d.loosenings || []).length + " loosening(s), missing " + (d.missing || []).join(", ");
   }
   return (d.reason || "") + (d.problems ? " — " + JSON.stringify(d.problems).slice(0, 160) : "");

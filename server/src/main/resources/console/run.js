@@ -1,8 +1,8 @@
 // One run: its state, its output streamed live, its egress decisions, a kill button while it is
 // live, and once it has ended its artifacts and its timeline. The output arrives over a fetch
 // stream (bearer header), never an EventSource (which cannot send one) nor a URL carrying the token.
-import { BASE, api, problem } from "./api.js";
-import { announce, badge, h, replace, section, table, time } from "./dom.js";
+import { api, problem, runPath } from "./api.js";
+import { announce, badge, h, replace, section, table, time, visible } from "./dom.js";
 import { showArtifacts } from "./artifacts.js";
 import { showTimeline } from "./timeline.js";
 
@@ -24,7 +24,7 @@ export function runPage(root, runId) {
   kill.addEventListener("click", async () => {
     kill.disabled = true;
     try {
-      await api("DELETE", BASE + "/runs/" + runId);
+      await api("DELETE", runPath(runId));
       replace(killOut, h("div", { class: "alert alert-ok", role: "status" }, "Kill requested."));
       poll();
     } catch (e) {
@@ -36,7 +36,7 @@ export function runPage(root, runId) {
     root,
     h("p", { class: "crumbs" }, h("a", { href: "#/runs" }, "Runs"), " / ", h("code", {}, runId)),
     h("h1", {}, "Run ", h("code", {}, runId)),
-    h("p", {}, h("a", { href: "#/audit/" + runId, id: "run-audit" }, "Audit rows of this run")),
+    h("p", {}, h("a", { href: "#/audit/" + encodeURIComponent(runId), id: "run-audit" }, "Audit rows of this run")),
     h("div", { class: "grid2 wide-right" }, section("State", state, h("div", { class: "actions" }, kill), killOut), section("Egress decisions", egress)),
     section("Output", h("p", {}, streamState), output),
     section("Artifacts", artifacts),
@@ -46,7 +46,7 @@ export function runPage(root, runId) {
   async function poll() {
     let run;
     try {
-      run = await api("GET", BASE + "/runs/" + runId, { signal: abort.signal });
+      run = await api("GET", runPath(runId), { signal: abort.signal });
     } catch (e) {
       if (e.name !== "AbortError") replace(state, problem(e));
       return;
@@ -82,7 +82,7 @@ export function runPage(root, runId) {
 
   async function stream() {
     try {
-      const response = await api("GET", BASE + "/runs/" + runId + "/output", { stream: true, accept: "text/plain", signal: abort.signal });
+      const response = await api("GET", runPath(runId, "output"), { stream: true, accept: "text/plain", signal: abort.signal });
       replace(streamState, "streaming live");
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
@@ -113,7 +113,7 @@ function showState(el, run) {
   const facts = [
     ["Status", badge(run.status)],
     ["Agent", run.agent],
-    ["Command", h("code", {}, (run.command || []).join(" "))],
+    ["Command", h("code", {}, visible((run.command || []).join(" ")))],
     ["Backend", run.backend + " · " + run.runtime + " · " + run.isolation],
     ["Created", time(run.created_at)],
     ["Started", time(run.started_at)],

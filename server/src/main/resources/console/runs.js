@@ -1,6 +1,6 @@
 // Runs: start one (with labels), and the newest runs with filters (agent, status, age, text),
 // refreshed while shown.
-import { BASE, api, problem, splitCommand } from "./api.js";
+import { BASE, api, problem, runHref, splitCommand } from "./api.js";
 import { badge, field, h, replace, section, table, time } from "./dom.js";
 import { agentPicker } from "./plan.js";
 
@@ -30,7 +30,7 @@ export function runsPage(root) {
       const parsed = parseLabels(labels.value);
       if (Object.keys(parsed).length > 0) body.labels = parsed;
       const started = await api("POST", BASE + "/runs", { body });
-      location.hash = "#/runs/" + started.run_id;
+      location.hash = runHref(started.run_id);
     } catch (e) {
       replace(startOut, e.status === undefined ? h("div", { class: "alert alert-error", role: "alert" }, "Read the " + (e.field || "command") + ": " + e.message) : problem(e));
     }
@@ -49,7 +49,7 @@ export function runsPage(root) {
         h(
           "tr",
           {},
-          h("td", {}, h("a", { href: "#/runs/" + r.run_id }, h("code", {}, r.run_id))),
+          h("td", {}, h("a", { href: runHref(r.run_id) }, h("code", {}, r.run_id))),
           h("td", {}, r.agent),
           h("td", {}, badge(r.status)),
           h("td", {}, r.backend || "—"),

@@ -1,14 +1,15 @@
 // A run's timeline, from GET .../runs/{id}/timeline: who launched it, what ran, what its proxy
 // allowed and denied, how it ended, every audit row of the run in order with its id, and whether
 // the audit chain verifies up to the newest of them.
-import { BASE, api, problem } from "./api.js";
-import { badge, h, replace, table, time } from "./dom.js";
+import { api, problem, runPath } from "./api.js";
+import { badge, h, replace, table, time, visible } from "./dom.js";
+import { EVENTS } from "./events.js";
 
 /** Loads the timeline of {@code runId} into {@code el}; resolves to the timeline, or null. */
 export async function showTimeline(el, runId, signal) {
   let timeline;
   try {
-    timeline = await api("GET", BASE + "/runs/" + runId + "/timeline", { signal });
+    timeline = await api("GET", runPath(runId, "timeline"), { signal });
   } catch (e) {
     if (e.name !== "AbortError") replace(el, problem(e));
     return null;
@@ -25,7 +26,9 @@ function chainStatement(chain) {
       h("strong", {}, "Chain verified "),
       "up to row " + chain.up_to_id + " (" + chain.rows_checked + " rows checked, hash ",
       h("code", { title: chain.up_to_hash }, String(chain.up_to_hash).slice(0, 16) + "…"),
-      "): no row of this run, nor any before it, was edited, deleted or reordered.",
+      chain.walked_from_id
+        ? "): every row after row " + chain.walked_from_id + " was walked now and every row of this run re-hashed; the rows before it were verified earlier by this control plane (Audit verifies the whole chain)."
+        : "): no row of this run, nor any before it, was edited, deleted or reordered.",
     );
   }
   if (chain.up_to_id === undefined) {
@@ -51,22 +54,30 @@ function facts(t) {
   const list = [
     ["Launched by", who.token ? [h("strong", {}, who.token), " at " + time(who.at) + row(who)] : "— (no launch row)"],
     ["Labels", labels.length > 0 ? labels : "none"],
-    ["Ran", what.command ? [h("code", {}, what.command.join(" ")), " in ", h("code", {}, what.image || "?")] : "—"],
+    ["Ran", what.command ? [h("code", {}, visible(what.command.join(" "))), " in ", h("code", {}, what.image || "?")] : "—"],
     ["Where", what.backend ? what.backend + " · " + what.runtime + " · " + what.isolation : "—"],
     ["Allow-list", (what.effective_allow || []).join(", ") || "nothing"],
     ["Credentials", credentials.join(", ") || "none"],
-    ["Egress", (t.egress.allowed || []).length + " hosts allowed, " + (t.egress.denied || []).length + " denials"],
+    ["Egress", (t.egress.allowed || []).length + " hosts allowed, " + (t.egress.denied_total !== undefined ? t.egress.denied_total + " denials (" + t.egress.denied.length + " in full, the rest counted)" : (t.egress.denied || []).length + " denials")],
     ["Ended", ending],
   ];
   if (end.killed_by) list.push(["Killed by", end.killed_by.token + " at " + time(end.killed_by.time) + row(end.killed_by)]);
   if (end.timeout) list.push(["Timed out", time(end.timeout.time) + row(end.timeout)]);
   if (end.failure) list.push(["Failed", time(end.failure.time) + row(end.failure)]);
   if (end.artifacts) list.push(["Outputs", artifactsSummary(end.artifacts.detail) + row(end.artifacts)]);
+  if (end.revocation) list.push(["Credentials revoked", revocationSummary(end.revocation.detail) + row(end.revocation)]);
   if (end.teardown) list.push(["Torn down", time(end.teardown.time) + row(end.teardown) + (end.teardown.detail.removed === false ? ", not everything removed" : "")]);
   return h("dl", { class: "meta", id: "timeline-facts" }, list.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
-/** One line for an agent_sandbox.artifacts row's data. */
+/** One line for a credentials.revoke row's data: what still works until its expiry. */
+function revocationSummary(detail) {
+  const live = (detail.credentials || []).filter((c) => c.outcome !== "revoked");
+  if (live.length === 0) return "all revoked";
+  return live.map((c) => c.name + " not revoked (" + (c.problem || c.outcome) + "), works until " + time(c.expires_at)).join("; ");
+}
+
+/** One line for an artifacts row's data. */
 export function artifactsSummary(detail) {
   if (!detail) return "—";
   if (detail.collected === false) return "not collected: " + (detail.reason || "no reason given");
@@ -93,19 +104,23 @@ function events(list) {
 function eventSummary(e) {
   const d = e.data || {};
   switch (e.type) {
-    case "agent_sandbox.launch":
-      return "launched " + (d.command ? d.command.join(" ") : "") + " on " + (d.backend || "?");
-    case "agent_sandbox.egress.allow":
-    case "agent_sandbox.egress.deny":
-      return (e.type.endsWith("deny") ? "denied " : "allowed ") + (d.host || "?") + ":" + (d.port || "?") + (d.reason ? " — " + d.reason : "");
-    case "agent_sandbox.kill":
+    case EVENTS.LAUNCH:
+      return "launched " + visible(d.command ? d.command.join(" ") : "") + " on " + (d.backend || "?");
+    case EVENTS.EGRESS_ALLOW:
+    case EVENTS.EGRESS_DENY:
+      return (e.type === EVENTS.EGRESS_DENY ? "denied " : "allowed ") + (d.host || "?") + ":" + (d.port || "?") + (d.reason ? " — " + d.reason : "");
+    case EVENTS.EGRESS_DENY_COUNTED:
+      return "denied " + d.count + " more, counted (" + time(d.first_at) + " to " + time(d.last_at) + ")";
+    case EVENTS.KILL:
       return "kill asked by " + (e.actor || "?");
-    case "agent_sandbox.artifacts":
+    case EVENTS.ARTIFACTS:
       return "outputs " + artifactsSummary(d);
-    case "agent_sandbox.teardown":
-      return "torn down: " + (d.end || d.status || "") + (d.exit_status !== undefined && d.exit_status !== null ? ", exit " + d.exit_status : "");
-    case "agent_sandbox.credentials.issue":
+    case EVENTS.TEARDOWN:
+      return "torn down: " + (d.end || (d.by ? "by " + d.by : "")) + (d.exit_status !== undefined && d.exit_status !== null ? ", exit " + d.exit_status : "");
+    case EVENTS.CREDENTIALS_ISSUE:
       return "credentials issued: " + (d.credentials || []).map((c) => c.name).join(", ");
+    case EVENTS.CREDENTIALS_REVOKE:
+      return "credentials revoked (" + d.stage + "): " + revocationSummary(d);
     default:
       return Object.keys(d).filter((k) => k !== "labels").slice(0, 6).join(", ");
   }

@@ -1,5 +1,6 @@
 package dev.agentsandbox.artifacts;
 
+import dev.agentsandbox.policy.text.ShownText;
 import java.util.Optional;
 
 /**
@@ -8,9 +9,12 @@ import java.util.Optional;
  * be asked for either.
  *
  * <p>Accepted: segments separated by {@code /}, none empty, {@code .} or {@code ..}; no leading
- * {@code /}; no backslash, NUL or other control character (which would also break the folder
- * store's {@code SHA256SUMS} lines); at most {@value #MAX_LENGTH} bytes in UTF-8 and {@value
- * #MAX_SEGMENT} per segment.
+ * {@code /}; no backslash; no character {@link ShownText.Rule#NAME} refuses — control characters
+ * (which would also break the folder store's {@code SHA256SUMS} lines), bidirectional controls
+ * (U+202E would show {@code report\u202Eexe.txt} as {@code reporttxt.exe}), invisible characters
+ * and spaces other than U+0020 (two names that look the same), unpaired surrogates; at most {@value
+ * #MAX_LENGTH} bytes in UTF-8 and {@value #MAX_SEGMENT} per segment. The console offers the last
+ * segment as the name a download is saved under, so what a reviewer reads is what is saved.
  */
 public final class ArtifactPath {
   /** The longest accepted path, in UTF-8 bytes. */
@@ -32,11 +36,12 @@ public final class ArtifactPath {
     if (path.startsWith("/")) {
       return Optional.of("absolute path");
     }
-    for (int i = 0; i < path.length(); i++) {
-      char c = path.charAt(i);
-      if (c < 0x20 || c == 0x7f || c == '\\' || Character.isSurrogate(c) && !validPair(path, i)) {
-        return Optional.of("contains a control character, a backslash or broken UTF-16");
-      }
+    if (path.indexOf('\\') >= 0) {
+      return Optional.of("contains a backslash");
+    }
+    Optional<ShownText.Finding> unsafe = ShownText.firstRefused(path, ShownText.Rule.NAME);
+    if (unsafe.isPresent()) {
+      return Optional.of("contains " + unsafe.get().describe());
     }
     for (String segment : path.split("/", -1)) {
       if (segment.isEmpty()) {
@@ -59,13 +64,5 @@ public final class ArtifactPath {
       throw new InvalidArtifactPathException(path, problem.get());
     }
     return path;
-  }
-
-  private static boolean validPair(String s, int i) {
-    char c = s.charAt(i);
-    if (Character.isHighSurrogate(c)) {
-      return i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
-    }
-    return i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
   }
 }

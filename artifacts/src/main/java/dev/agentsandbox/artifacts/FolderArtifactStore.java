@@ -2,20 +2,25 @@ package dev.agentsandbox.artifacts;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -23,13 +28,20 @@ import java.util.stream.Stream;
  * <root>/<run>/files/<path>} and a {@code <root>/<run>/SHA256SUMS} in {@code sha256sum}'s format,
  * so an operator can check a run's files with {@code sha256sum -c SHA256SUMS} in that folder.
  *
- * <p>A file is written under a temporary name, forced to disk and moved into place before its line
- * is appended to {@code SHA256SUMS} (also forced), so a crash never lists a half-written file.
- * Thread-safe: puts of one store are serialised.
+ * <p>A file is written under a scratch name in {@code <root>/<run>/scratch/}, outside {@code
+ * files/}, so that no artifact can have it; forced to disk and moved into place before its line is
+ * appended to {@code SHA256SUMS} (also forced), so a crash never lists a half-written file. Every
+ * folder the store creates is 0700 and every file 0600: a run's outputs are its agent's and the
+ * control plane's, not every local user's. Thread-safe: puts of one store are serialised.
  */
 public final class FolderArtifactStore implements ArtifactStore {
   private static final String RUN_ID = "[a-z0-9]{1,32}";
   private static final String SUMS = "SHA256SUMS";
+  private static final String SCRATCH = "scratch";
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_FOLDER =
+      PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_FILE =
+      PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
   private final Path root;
 
   public FolderArtifactStore(Path root) {
@@ -51,27 +63,27 @@ public final class FolderArtifactStore implements ArtifactStore {
       throw new InvalidArtifactPathException(path, "escapes the run's folder");
     }
     try {
-      Files.createDirectories(target.getParent());
+      Files.createDirectories(target.getParent(), OWNER_ONLY_FOLDER);
       requireNoLinks(runDir, target.getParent());
-      long size = Files.size(content);
-      Path partial = target.resolveSibling(".partial-" + target.getFileName());
-      Files.copy(content, partial, StandardCopyOption.REPLACE_EXISTING);
-      force(partial);
+      Path scratch = Files.createDirectories(runDir.resolve(SCRATCH), OWNER_ONLY_FOLDER);
+      requireNoLinks(runDir, scratch);
+      // A fresh name in a folder artifacts never live in: an artifact called .partial-X is not
+      // the scratch file of X. Created 0600 and written through, so the content's own mode never
+      // applies.
+      Path partial = Files.createTempFile(scratch, "put-", ".partial", OWNER_ONLY_FILE);
+      long size;
       try {
+        try (InputStream in = Files.newInputStream(content);
+            OutputStream out = Files.newOutputStream(partial, StandardOpenOption.WRITE)) {
+          size = in.transferTo(out);
+        }
+        force(partial);
         Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
-      } catch (AtomicMoveNotSupportedException | FileAlreadyExistsException e) {
+      } finally {
         Files.deleteIfExists(partial);
-        throw e;
       }
       StoredArtifact stored = new StoredArtifact(path, size, sha256);
-      Path sums = runDir.resolve(SUMS);
-      Files.writeString(
-          sums,
-          sha256 + "  " + path + "\n",
-          StandardCharsets.UTF_8,
-          StandardOpenOption.CREATE,
-          StandardOpenOption.APPEND,
-          StandardOpenOption.SYNC);
+      appendSum(runDir.resolve(SUMS), sha256 + "  " + path + "\n");
       return stored;
     } catch (IOException e) {
       throw UnableToStoreArtifactException.of(
@@ -168,6 +180,23 @@ public final class FolderArtifactStore implements ArtifactStore {
     for (Path p = dir; p != null && p.startsWith(runDir); p = p.getParent()) {
       if (Files.isSymbolicLink(p)) {
         throw new IOException(p + " is a symbolic link");
+      }
+    }
+  }
+
+  private static void appendSum(Path sums, String line) throws IOException {
+    try (SeekableByteChannel channel =
+        Files.newByteChannel(
+            sums,
+            Set.of(
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND,
+                StandardOpenOption.WRITE,
+                StandardOpenOption.SYNC),
+            OWNER_ONLY_FILE)) {
+      ByteBuffer bytes = ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8));
+      while (bytes.hasRemaining()) {
+        channel.write(bytes);
       }
     }
   }

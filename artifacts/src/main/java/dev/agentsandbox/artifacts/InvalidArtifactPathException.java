@@ -1,5 +1,7 @@
 package dev.agentsandbox.artifacts;
 
+import dev.agentsandbox.policy.text.ShownText;
+
 /** A name that {@link ArtifactPath} refuses; the message never repeats a long name whole. */
 public final class InvalidArtifactPathException extends ArtifactException {
   private static final long serialVersionUID = 1L;
@@ -8,11 +10,15 @@ public final class InvalidArtifactPathException extends ArtifactException {
     super("invalid artifact path " + shorten(path) + ": " + problem);
   }
 
+  /**
+   * The name as a message shows it: cut to 80 characters, each character a name may not contain
+   * written as {@code <U+XXXX>}, never itself (it would forge the log line or reorder it).
+   */
   static String shorten(String path) {
     if (path == null) {
       return "(none)";
     }
-    String printable = path.replaceAll("\\p{Cntrl}", "?");
-    return "'" + (printable.length() > 80 ? printable.substring(0, 77) + "..." : printable) + "'";
+    String cut = path.length() > 80 ? path.substring(0, 77) + "..." : path;
+    return "'" + ShownText.visible(cut, ShownText.Rule.NAME) + "'";
   }
 }

@@ -2,6 +2,7 @@ package dev.agentsandbox.artifacts;
 
 import dev.agentsandbox.artifacts.CollectedOutputs.Dropped;
 import dev.agentsandbox.artifacts.CollectedOutputs.Reason;
+import dev.agentsandbox.policy.text.ShownText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -59,7 +60,11 @@ public final class OutputCollector {
   public CollectedOutputs collect(String runId, InputStream tar, String folder, OutputCaps caps)
       throws IOException {
     ArtifactStore.requireRunId(runId);
-    Files.createDirectories(spool);
+    // Owner only: what a run left is read here before it is checked and kept.
+    Files.createDirectories(
+        spool,
+        java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
     List<StoredArtifact> kept = new ArrayList<>();
     List<Dropped> dropped = new ArrayList<>();
     int[] droppedCount = {0};
@@ -182,7 +187,8 @@ public final class OutputCollector {
     count[0]++;
     if (dropped.size() < MAX_DROPPED_NAMED) {
       String shown = path.length() > 200 ? path.substring(0, 197) + "..." : path;
-      dropped.add(new Dropped(shown.replaceAll("\\p{Cntrl}", "?"), reason));
+      // Named as a reviewer can read it: no character that would reorder or hide the list.
+      dropped.add(new Dropped(ShownText.visible(shown, ShownText.Rule.NAME), reason));
     }
   }
 

@@ -96,7 +96,18 @@ class OutputCollectorTest {
         Arguments.of(
             "a name with a control character (would forge SHA256SUMS lines)",
             (TarBuilder) t -> t.file("out/a\nb", "x"),
-            "a?b",
+            "a<U+000A>b",
+            Reason.INVALID_PATH),
+        Arguments.of(
+            "a name that a right-to-left override shows as invoicetxt.exe (named with the code"
+                + " point, so the list does not reorder either)",
+            (TarBuilder) t -> t.file("out/invoice\u202Eexe.txt", "MZ"),
+            "invoice<U+202E>exe.txt",
+            Reason.INVALID_PATH),
+        Arguments.of(
+            "a zero-width space in a name that looks like ok.txt",
+            (TarBuilder) t -> t.file("out/ok\u200B.txt", "not the real one"),
+            "ok<U+200B>.txt",
             Reason.INVALID_PATH));
   }
 

@@ -1,5 +1,7 @@
 package dev.agentsandbox.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.agentsandbox.policy.event.EventType;
 import dev.agentsandbox.store.AuditHead;
 import dev.agentsandbox.store.AuditLog;
 import dev.agentsandbox.store.AuditQuery;
@@ -111,7 +113,11 @@ final class AuditCommand implements Runnable {
 
   static void printRows(PrintWriter out, List<AuditRow> rows) {
     for (AuditRow row : rows) {
-      out.println(AuditLog.toJson(row));
+      try {
+        out.println(Printer.JSON_LINE.writeValueAsString(AuditLog.toJson(row)));
+      } catch (JsonProcessingException e) {
+        throw new IllegalStateException("a tree always serializes", e);
+      }
     }
     out.flush();
   }
@@ -168,7 +174,7 @@ final class AuditCommand implements Runnable {
   @Command(
       name = "query",
       footerHeading = "%nExamples:%n",
-      footer = {"  agent-sandbox audit query --type agent_sandbox.egress --since 1h"},
+      footer = {"  agent-sandbox audit query --type " + EventType.EGRESS + " --since 1h"},
       mixinStandardHelpOptions = true,
       description = "Prints matching rows as JSON lines, oldest first.")
   static final class Query implements Callable<Integer> {

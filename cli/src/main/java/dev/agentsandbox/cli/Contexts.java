@@ -24,14 +24,21 @@ import java.util.Optional;
  *   local:
  *     url: http://127.0.0.1:8080
  *     token-file: /home/me/agent-sandbox/data/admin-token
+ *   lab:
+ *     url: http://10.1.2.3:8080
+ *     token-file: /home/me/.secrets/lab-token
+ *     insecure: true
  * </pre>
+ *
+ * <p>A context's token is sent only to that context's URL ({@link ApiConnection}); {@code insecure}
+ * records that {@code login --insecure} accepted plain HTTP to a host other than this machine.
  */
 final class Contexts {
   /** Environment variable naming the file instead of the default. */
   static final String ENV = "AGENT_SANDBOX_CONFIG";
 
   /** One named server. */
-  record Context(String name, String url, Path tokenFile) {}
+  record Context(String name, String url, Path tokenFile, boolean insecure) {}
 
   private final Path file;
   private final Map<String, Context> contexts;
@@ -84,7 +91,8 @@ final class Contexts {
                   new Context(
                       entry.getKey(),
                       value.path("url").asText(""),
-                      tokenFile.isEmpty() ? null : Path.of(tokenFile)));
+                      tokenFile.isEmpty() ? null : Path.of(tokenFile),
+                      value.path("insecure").asBoolean(false)));
             });
     String current = root.path("current-context").asText(null);
     return new Contexts(file, contexts, current);
@@ -146,6 +154,9 @@ final class Contexts {
       node.put("url", context.url());
       if (context.tokenFile() != null) {
         node.put("token-file", context.tokenFile().toString());
+      }
+      if (context.insecure()) {
+        node.put("insecure", true);
       }
     }
     Path parent = file.toAbsolutePath().getParent();

@@ -102,7 +102,7 @@ final class DrillCommand implements Callable<Integer> {
       names = "--out",
       paramLabel = "DIR",
       description = "Where drill.json and drill.md go (default: ./drill-ID)")
-  Path out;
+  Path outDir;
 
   @Option(
       names = "--unlisted-host",
@@ -174,7 +174,7 @@ final class DrillCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     String drillId = newId();
-    Path dir = out == null ? Path.of("drill-" + drillId) : this.out;
+    Path dir = outDir != null ? outDir : Path.of("drill-" + drillId);
     Instant startedAt = Instant.now();
     try (AdminApi client = api.open(spec)) {
       Preflight preflight = preflight(client, drillId);

@@ -1,6 +1,11 @@
 package dev.agentsandbox.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentsandbox.policy.event.EgressRecorded;
+import dev.agentsandbox.policy.event.InvalidEventException;
+import dev.agentsandbox.policy.event.RunEvent;
+import dev.agentsandbox.runs.audit.PlainJson;
+import dev.agentsandbox.runs.audit.RecordedEvent;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -76,24 +81,40 @@ record DrillObservation(
 
   /** One decision of the run's proxy. */
   record Decision(String decision, String host, int port, String reason) {
+    /**
+     * A decision as the run's view lists it, read by the vocabulary; one that does not read is a
+     * decision about nothing, so every judgement on it fails closed.
+     */
     static Decision of(JsonNode node) {
-      return new Decision(
-          node.path("decision").asText(),
-          node.path("host").asText(),
-          node.path("port").asInt(),
-          node.path("reason").asText());
+      try {
+        EgressRecorded d = EgressRecorded.readListed(PlainJson.plain(node));
+        return new Decision(d.decision(), d.host(), d.port(), d.reason().wireName());
+      } catch (InvalidEventException e) {
+        return new Decision("", "", 0, "");
+      }
     }
   }
 
   /** An audit row the drill relies on: its id, type, hash, run and data, as the log holds them. */
   record AuditRef(long id, String type, String hash, String runId, JsonNode data) {
+    /** A row as {@code GET /audit} answers it. */
     static AuditRef of(JsonNode row) {
+      RecordedEvent recorded = RecordedEvent.fromJson(row);
       return new AuditRef(
-          row.path("id").asLong(),
-          row.path("type").asText(),
-          row.path("hash").asText(),
-          row.path("run_id").isTextual() ? row.path("run_id").asText() : null,
-          row.path("data"));
+          recorded.id(),
+          recorded.type(),
+          recorded.hash() == null ? "" : recorded.hash(),
+          recorded.runId(),
+          recorded.data());
+    }
+
+    /** The row as the event {@code kind}; empty when it is another kind or does not read. */
+    <T extends RunEvent> Optional<T> as(Class<T> kind) {
+      try {
+        return RunEvent.read(type, PlainJson.plain(data)).filter(kind::isInstance).map(kind::cast);
+      } catch (InvalidEventException e) {
+        return Optional.empty();
+      }
     }
   }
 
@@ -140,8 +161,8 @@ record DrillObservation(
     return output.lines().anyMatch(line::equals);
   }
 
-  /** The audit rows of one type. */
-  List<AuditRef> rows(String type) {
-    return audit.stream().filter(r -> r.type().equals(type)).toList();
+  /** The audit rows that read as the event {@code kind}. */
+  <T extends RunEvent> List<AuditRef> rows(Class<T> kind) {
+    return audit.stream().filter(r -> r.as(kind).isPresent()).toList();
   }
 }

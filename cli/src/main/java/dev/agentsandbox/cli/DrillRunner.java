@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.cli.DrillObservation.AuditRef;
 import dev.agentsandbox.cli.DrillObservation.Decision;
 import dev.agentsandbox.cli.DrillObservation.Refusal;
+import dev.agentsandbox.policy.event.Refused;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -323,7 +324,13 @@ final class DrillRunner {
     // The step's command carries the drill's id: only this drill's refusal is cited.
     String marker = step.command().getLast();
     List<AuditRef> ours =
-        rows.stream().filter(r -> r.data().path("command").toString().contains(marker)).toList();
+        rows.stream()
+            .filter(
+                r ->
+                    r.as(Refused.class)
+                        .filter(e -> e.command().stream().anyMatch(a -> a.contains(marker)))
+                        .isPresent())
+            .toList();
     return new DrillObservation(null, null, null, null, "", List.of(), ours, refusal(answer));
   }
 

@@ -2,6 +2,12 @@ package dev.agentsandbox.cli;
 
 import dev.agentsandbox.cli.DrillObservation.AuditRef;
 import dev.agentsandbox.cli.DrillObservation.Decision;
+import dev.agentsandbox.policy.event.EgressRecorded;
+import dev.agentsandbox.policy.event.EventType;
+import dev.agentsandbox.policy.event.Reaped;
+import dev.agentsandbox.policy.event.Refused;
+import dev.agentsandbox.policy.event.TimedOut;
+import dev.agentsandbox.policy.event.TornDown;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,11 +27,10 @@ final class DrillSteps {
   /** curl's exit statuses that mean no TCP connection was made: refused/unreachable, timed out. */
   static final Set<Integer> NO_CONNECTION = Set.of(7, 28);
 
-  static final String DENY = "agent_sandbox.egress.deny";
-  static final String ALLOW = "agent_sandbox.egress.allow";
-  static final String TIMEOUT = "agent_sandbox.timeout";
-  static final String TEARDOWN = "agent_sandbox.teardown";
-  static final String REFUSED = "agent_sandbox.refused";
+  static final String DENY = EventType.EGRESS_DENY.wireName();
+  static final String TIMEOUT = EventType.TIMEOUT.wireName();
+  static final String TEARDOWN = EventType.TEARDOWN.wireName();
+  static final String REFUSED = EventType.REFUSED.wireName();
 
   private static final String NO_PROXY_ENV =
       "env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY -u all_proxy -u ALL_PROXY"
@@ -160,10 +165,14 @@ final class DrillSteps {
         seen -> {
           DrillObservation.Refusal refusal = seen.refusal();
           List<AuditRef> refused =
-              seen.rows(REFUSED).stream()
-                  .filter(r -> r.data().path("reason").asText().equals("env_refused"))
-                  .filter(r -> r.data().path("command").toString().contains(marker))
-                  .filter(r -> r.data().path("env_keys").toString().contains("\"HTTPS_PROXY\""))
+              seen.rows(Refused.class).stream()
+                  .filter(
+                      r ->
+                          r.as(Refused.class)
+                              .filter(e -> e.reason().equals("env_refused"))
+                              .filter(e -> e.command().stream().anyMatch(a -> a.contains(marker)))
+                              .filter(e -> e.envKeys().contains("HTTPS_PROXY"))
+                              .isPresent())
                   .toList();
           return List.of(
               DrillCheck.of(
@@ -733,7 +742,7 @@ final class DrillSteps {
         Map.of(),
         false,
         seen -> {
-          List<AuditRef> timeouts = seen.rows(TIMEOUT);
+          List<AuditRef> timeouts = seen.rows(TimedOut.class);
           return List.of(
               DrillCheck.of(
                   "deadline",
@@ -799,14 +808,17 @@ final class DrillSteps {
 
   static DrillCheck deniedInAudit(DrillObservation seen, String host, List<Integer> ports) {
     List<AuditRef> rows =
-        seen.rows(DENY).stream()
-            .filter(r -> r.data().path("host").asText().equals(host))
+        seen.rows(EgressRecorded.class).stream()
+            .filter(r -> r.as(EgressRecorded.class).filter(e -> !e.allowed()).isPresent())
+            .filter(r -> r.as(EgressRecorded.class).get().host().equals(host))
             .filter(r -> seen.runId() != null && seen.runId().equals(r.runId()))
             .toList();
     Set<Integer> auditedPorts =
-        rows.stream().map(r -> r.data().path("port").asInt()).collect(Collectors.toSet());
+        rows.stream().map(r -> r.as(EgressRecorded.class).get().port()).collect(Collectors.toSet());
     boolean allowed =
-        seen.rows(ALLOW).stream().anyMatch(r -> r.data().path("host").asText().equals(host));
+        seen.rows(EgressRecorded.class).stream()
+            .map(r -> r.as(EgressRecorded.class).get())
+            .anyMatch(e -> e.allowed() && e.host().equals(host));
     return DrillCheck.of(
         "audit",
         "an " + DENY + " row of the run for " + host + " on each port " + ports + ", no allow",
@@ -819,11 +831,17 @@ final class DrillSteps {
   /** Every run of the drill must be torn down: the teardown row says everything was removed. */
   static DrillCheck torndown(DrillObservation seen) {
     List<AuditRef> rows =
-        seen.rows(TEARDOWN).stream()
+        seen.audit().stream()
+            .filter(r -> r.type().equals(TEARDOWN))
             .filter(r -> seen.runId() != null && seen.runId().equals(r.runId()))
             .toList();
     boolean removed =
-        !rows.isEmpty() && rows.stream().allMatch(r -> r.data().path("removed").asBoolean(false));
+        !rows.isEmpty()
+            && rows.stream()
+                .allMatch(
+                    r ->
+                        r.as(TornDown.class).map(TornDown::removed).orElse(false)
+                            || r.as(Reaped.class).isPresent());
     return DrillCheck.of(
         "cleanup",
         "the run ended and its " + TEARDOWN + " row says everything was removed",

@@ -3,8 +3,6 @@ package dev.agentsandbox.cli;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,7 +31,8 @@ import picocli.CommandLine.Spec;
           + " records the URL and the token file's path, never the token. A token read from"
           + " standard input (--token-file -) is written to a file of its own beside the config"
           + " file, readable by you only. The server is asked once, so a wrong URL or a"
-          + " revoked token is caught now."
+          + " revoked token is caught now. The token is sent only to this URL afterwards; plain"
+          + " http:// to a host other than this machine is refused unless --insecure."
     },
     footerHeading = "%nExamples:%n",
     footer = {
@@ -56,6 +55,13 @@ final class LoginCommand implements Callable<Integer> {
   String tokenFile;
 
   @Option(
+      names = "--insecure",
+      description =
+          "Accept plain http:// to a host other than this machine (the token crosses the network"
+              + " in clear); recorded in the context")
+  boolean insecure;
+
+  @Option(
       names = "--name",
       paramLabel = "NAME",
       description = "The context's name (default: default)")
@@ -68,7 +74,7 @@ final class LoginCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException, InterruptedException {
-    checkUrl();
+    ServerUrl server = checkUrl();
     if (!name.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,62}")) {
       throw new ParameterException(
           spec.commandLine(),
@@ -89,21 +95,27 @@ final class LoginCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(), "--token-file " + tokenFile + ": empty");
     }
     PrintWriter out = spec.commandLine().getOut();
-    String checked = check(token);
+    String checked = check(server, token);
     if (tokenFile.equals("-")) {
-      Files.createDirectories(tokenPath.getParent());
+      Files.createDirectories(
+          tokenPath.getParent(),
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
       Files.deleteIfExists(tokenPath);
       Files.createFile(
           tokenPath,
           PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
       Files.writeString(tokenPath, token + "\n", StandardCharsets.UTF_8);
     }
-    contexts.with(new Contexts.Context(name, url.replaceAll("/+$", ""), tokenPath)).save();
+    contexts
+        .with(
+            new Contexts.Context(
+                name, server.toString(), tokenPath, insecure && server.cleartextOverNetwork()))
+        .save();
     out.println(
         "context "
             + name
             + ": "
-            + url
+            + server
             + " ("
             + checked
             + "), saved in "
@@ -113,22 +125,29 @@ final class LoginCommand implements Callable<Integer> {
     return 0;
   }
 
-  private void checkUrl() {
+  /** The URL, refused before any token is read or sent when it is not one or not safe. */
+  private ServerUrl checkUrl() {
+    ServerUrl server;
     try {
-      URI uri = new URI(url);
-      if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
-          || uri.getHost() == null) {
-        throw new URISyntaxException(url, "expected http(s)://HOST[:PORT]");
-      }
-    } catch (URISyntaxException e) {
-      throw new ParameterException(
-          spec.commandLine(), "--url " + url + ": not a URL (expected http(s)://HOST[:PORT])");
+      server = ServerUrl.parse(url);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage(), e);
     }
+    if (server.cleartextOverNetwork() && !insecure) {
+      throw new ParameterException(
+          spec.commandLine(),
+          "log in to "
+              + server
+              + ": plain http:// to a host other than this machine would send the token in clear"
+              + " text, now and on every command (use https://, or --insecure if the network is"
+              + " trusted)");
+    }
+    return server;
   }
 
   /** Asks the server once; returns what it said of the token. */
-  private String check(String token) throws IOException, InterruptedException {
-    try (AdminApi api = new AdminApi(url, token)) {
+  private String check(ServerUrl server, String token) throws IOException, InterruptedException {
+    try (AdminApi api = new AdminApi(server.toString(), token)) {
       AdminApi.Answer answer =
           api.exchange(
               api.request(AdminApi.RUNS + "?limit=1", java.time.Duration.ofSeconds(15))
@@ -137,7 +156,7 @@ final class LoginCommand implements Callable<Integer> {
       if (answer.status() / 100 == 2) {
         return "token accepted";
       }
-      ApiCallException refused = ApiCallException.of("log in to " + url, answer);
+      ApiCallException refused = ApiCallException.of("log in to " + server, answer);
       if (refused.code().equals("missing_scope")) {
         return "token accepted; it cannot read runs";
       }

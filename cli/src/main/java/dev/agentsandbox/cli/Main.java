@@ -99,7 +99,11 @@ public final class Main {
   private static CommandLine withErrorHandling(CommandLine commandLine, String prefix) {
     commandLine.setExecutionExceptionHandler(
         (error, cmd, parseResult) -> {
-          cmd.getErr().println(prefix + cmd.getCommandName() + ": " + error.getMessage());
+          // A message may quote what the server or another user sent: it must not drive the
+          // terminal it is printed on.
+          TerminalText.Escaper escaper = new TerminalText.Escaper();
+          String message = escaper.feed(String.valueOf(error.getMessage())) + escaper.finish();
+          cmd.getErr().println(prefix + cmd.getCommandName() + ": " + message);
           cmd.getErr().flush();
           return FAILED;
         });

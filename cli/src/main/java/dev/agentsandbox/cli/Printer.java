@@ -1,17 +1,22 @@
 package dev.agentsandbox.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.SerializableString;
+import com.fasterxml.jackson.core.io.CharacterEscapes;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.agentsandbox.policy.text.ShownText;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import picocli.CommandLine.Option;
 
 /** {@code -o table|json|yaml} and {@code --no-headers}, and how each prints. */
@@ -23,7 +28,12 @@ final class Printer {
     YAML
   }
 
-  static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  static final ObjectMapper JSON =
+      shown(new ObjectMapper()).enable(SerializationFeature.INDENT_OUTPUT);
+
+  /** One JSON document per line (audit rows), escaped as {@link #JSON} is. */
+  static final ObjectMapper JSON_LINE = shown(new ObjectMapper());
+
   static final YAMLMapper YAML =
       YAMLMapper.builder()
           .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
@@ -38,6 +48,38 @@ final class Printer {
 
   @Option(names = "--no-headers", description = "Leave out the table's header line (for scripts)")
   boolean noHeaders;
+
+  /**
+   * JSON the CLI prints escapes what Jackson leaves raw but a terminal would act on or reorder (C1
+   * controls, bidirectional and invisible characters) as {@code \\uXXXX}: the same document, so a
+   * pipe to {@code jq} reads the same values, and a terminal shows no surprise. C0 controls are
+   * escaped by JSON itself.
+   */
+  private static ObjectMapper shown(ObjectMapper mapper) {
+    mapper.getFactory().setCharacterEscapes(new ShownEscapes());
+    return mapper;
+  }
+
+  private static final class ShownEscapes extends CharacterEscapes {
+    private static final long serialVersionUID = 1L;
+    private final int[] ascii = standardAsciiEscapesForJSON();
+
+    @Override
+    public int[] getEscapeCodesForAscii() {
+      return ascii;
+    }
+
+    @Override
+    public SerializableString getEscapeSequence(int ch) {
+      if (Character.isSurrogate((char) ch)) {
+        return null; // a pair's halves come one by one; a pair is an ordinary character
+      }
+      Optional<ShownText.Kind> kind = ShownText.kindOf(ch);
+      return kind.isPresent() && ShownText.Rule.TEXT.refuses(kind.get())
+          ? new SerializedString(String.format("\\u%04x", ch))
+          : null;
+    }
+  }
 
   static String json(JsonNode node) throws JsonProcessingException {
     return JSON.writeValueAsString(node);
@@ -60,13 +102,20 @@ final class Printer {
     return true;
   }
 
-  /** Prints rows as columns padded to the widest cell, two spaces apart, like kubectl get. */
+  /**
+   * Prints rows as columns padded to the widest cell, two spaces apart, like kubectl get. A cell's
+   * control, bidirectional and invisible characters are written as {@code <U+XXXX>} ({@link
+   * TerminalText#line}): a command or a name another user chose must neither drive the reader's
+   * terminal nor break the columns.
+   */
   void table(PrintWriter out, List<String> headers, List<List<String>> rows) {
     List<List<String>> all = new ArrayList<>();
     if (!noHeaders) {
       all.add(headers);
     }
-    all.addAll(rows);
+    for (List<String> row : rows) {
+      all.add(row.stream().map(TerminalText::line).toList());
+    }
     int[] widths = new int[headers.size()];
     for (List<String> row : all) {
       for (int i = 0; i < row.size(); i++) {

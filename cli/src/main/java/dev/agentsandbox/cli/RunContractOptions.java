@@ -4,6 +4,7 @@ import dev.agentsandbox.artifacts.ArtifactStore;
 import dev.agentsandbox.artifacts.FolderArtifactStore;
 import dev.agentsandbox.artifacts.S3ArtifactStore;
 import dev.agentsandbox.credentials.CommandIssuer;
+import dev.agentsandbox.credentials.CommandRevoker;
 import dev.agentsandbox.credentials.JwtIssuer;
 import dev.agentsandbox.credentials.JwtKeyRing;
 import dev.agentsandbox.runs.RunContractServices;
@@ -72,12 +73,29 @@ final class RunContractOptions {
               Duration.ofSeconds(options.credentialCommandTimeout),
               Clock.systemUTC()));
     }
+    Map<String, CommandRevoker> revokers = new LinkedHashMap<>();
+    for (String entry : options.credentialRevokeCommands) {
+      int eq = entry.indexOf('=');
+      if (eq <= 0 || !commands.containsKey(entry.substring(0, eq))) {
+        throw new IllegalArgumentException(
+            "--credential-revoke-command "
+                + entry
+                + ": expected NAME=PATH with NAME a registered --credential-command (registered: "
+                + commands.keySet()
+                + ")");
+      }
+      revokers.put(
+          entry.substring(0, eq),
+          new CommandRevoker(
+              List.of(entry.substring(eq + 1)),
+              Duration.ofSeconds(options.credentialCommandTimeout)));
+    }
     RunContractServices.Artifacts artifacts =
         RunContractServices.Artifacts.of(store, dataDir.resolve("artifacts-spool"));
     if (options.artifactsRetention != null) {
       artifacts = artifacts.keptFor(retention(options.artifactsRetention));
     }
-    return new RunContractServices.Config(Optional.of(artifacts), jwt, commands);
+    return new RunContractServices.Config(Optional.of(artifacts), jwt, commands, revokers);
   }
 
   private static final Pattern AGE = Pattern.compile("([1-9][0-9]{0,5})([mhd])");

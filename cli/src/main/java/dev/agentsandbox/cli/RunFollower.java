@@ -64,7 +64,7 @@ final class RunFollower {
   int follow() throws IOException, InterruptedException {
     Thread poller = Thread.ofVirtual().name("decisions-" + runId).start(this::pollDecisions);
     try {
-      copyOutput(api.output("follow the output of run " + runId, runId), out, err);
+      copyOutput(api.output("follow the output of run " + runId, runId), out, err, terminal);
     } catch (IOException e) {
       poller.interrupt();
       err.println(
@@ -190,11 +190,12 @@ final class RunFollower {
         String line =
             terminal.red("denied:")
                 + " "
-                + decision.path("host").asText("?")
-                + ":"
-                + decision.path("port").asText("?")
-                + " "
-                + decision.path("reason").asText("?");
+                + TerminalText.line(
+                    decision.path("host").asText("?")
+                        + ":"
+                        + decision.path("port").asText("?")
+                        + " "
+                        + decision.path("reason").asText("?"));
         synchronized (err) {
           err.println(line);
           err.flush();
@@ -218,10 +219,53 @@ final class RunFollower {
   /**
    * Copies a run's output stream as it arrives: with each line tagged ({@code
    * application/x-ndjson}), the workload's standard output to {@code out} and its standard error to
-   * {@code err}; a plain-text answer (a server that does not tag) all to {@code out}. Both writers
-   * are locked while written, since refusals are printed on {@code err} from another thread.
+   * {@code err}; a plain-text answer (a server that does not tag) all to {@code out}. What goes to
+   * a terminal is escaped ({@link TerminalText.Escaper}: no escape sequence a workload prints acts
+   * on the operator's terminal); what goes to a pipe or a file is written as the workload wrote it.
+   * Both writers are locked while written, since refusals are printed on {@code err} from another
+   * thread.
    */
-  static void copyOutput(HttpResponse<InputStream> response, PrintWriter out, PrintWriter err)
+  static void copyOutput(
+      HttpResponse<InputStream> response, PrintWriter out, PrintWriter err, Terminal terminal)
+      throws IOException {
+    Shown toOut = new Shown(out, terminal.stdoutTerminal());
+    Shown toErr = new Shown(err, terminal.stderrTerminal());
+    try {
+      copy(response, toOut, toErr);
+    } finally {
+      toOut.finish();
+      toErr.finish();
+    }
+  }
+
+  /** One writer, and its escaper when it is a terminal. */
+  private static final class Shown {
+    final PrintWriter writer;
+    final TerminalText.Escaper escaper;
+
+    Shown(PrintWriter writer, boolean terminal) {
+      this.writer = writer;
+      this.escaper = terminal ? new TerminalText.Escaper() : null;
+    }
+
+    void print(CharSequence text) {
+      synchronized (writer) {
+        writer.print(escaper == null ? text.toString() : escaper.feed(text));
+        writer.flush();
+      }
+    }
+
+    void finish() {
+      if (escaper != null) {
+        synchronized (writer) {
+          writer.print(escaper.finish());
+          writer.flush();
+        }
+      }
+    }
+  }
+
+  private static void copy(HttpResponse<InputStream> response, Shown out, Shown err)
       throws IOException {
     String type = response.headers().firstValue("Content-Type").orElse("");
     try (InputStream stream = response.body();
@@ -230,10 +274,7 @@ final class RunFollower {
         char[] buffer = new char[8192];
         int read;
         while ((read = reader.read(buffer)) >= 0) {
-          synchronized (out) {
-            out.write(buffer, 0, read);
-            out.flush();
-          }
+          out.print(java.nio.CharBuffer.wrap(buffer, 0, read));
         }
         return;
       }
@@ -244,17 +285,14 @@ final class RunFollower {
           continue;
         }
         JsonNode tagged = JSON.readTree(line);
-        PrintWriter to = tagged.has("stderr") ? err : out;
+        Shown to = tagged.has("stderr") ? err : out;
         String text =
             tagged.has("skipped_lines")
                 ? "[agent-sandbox: "
                     + tagged.path("skipped_lines").asLong()
                     + " lines left the retained tail unread]\n"
                 : tagged.path(tagged.has("stderr") ? "stderr" : "stdout").asText("");
-        synchronized (to) {
-          to.print(text);
-          to.flush();
-        }
+        to.print(text);
       }
     }
   }

@@ -191,17 +191,24 @@ final class RunsCommand implements Runnable {
     @Override
     public Integer call() throws IOException, InterruptedException {
       PrintWriter out = spec.commandLine().getOut();
+      Terminal terminal = Terminal.detect(api.env);
       try (AdminApi client = api.open(spec)) {
         if (!follow) {
           JsonNode run = client.get("read run " + runId, AdminApi.RUNS + "/" + runId);
-          out.print(run.path("output_tail").asText(""));
+          String tail = run.path("output_tail").asText("");
+          if (terminal.stdoutTerminal()) {
+            TerminalText.Escaper escaper = new TerminalText.Escaper();
+            tail = escaper.feed(tail) + escaper.finish();
+          }
+          out.print(tail);
           out.flush();
           return 0;
         }
         RunFollower.copyOutput(
             client.output("follow the output of run " + runId, runId),
             out,
-            spec.commandLine().getErr());
+            spec.commandLine().getErr(),
+            terminal);
         return 0;
       }
     }

@@ -242,6 +242,16 @@ final class ServeCommand implements Callable<Integer> {
   List<String> credentialCommands = new ArrayList<>();
 
   @Option(
+      names = "--credential-revoke-command",
+      paramLabel = "NAME=PATH",
+      description =
+          "Registers an executable that revokes what the credential command NAME minted (the"
+              + " value on its standard input) when the run's workload stops or the run is refused"
+              + " after minting; repeatable. Without one, such a credential lives until its"
+              + " expiry, and the run's rows say so")
+  List<String> credentialRevokeCommands = new ArrayList<>();
+
+  @Option(
       names = "--credential-command-timeout",
       paramLabel = "SECONDS",
       description = "How long a credential command may take before it is killed (default 30)")
@@ -280,6 +290,7 @@ final class ServeCommand implements Callable<Integer> {
         ListenAddress.parse(setting(listen, "AGENT_SANDBOX_LISTEN", "127.0.0.1:8080"));
     Path data =
         dataDir != null ? dataDir : Path.of(setting(null, "AGENT_SANDBOX_DATA_DIR", "data"));
+    Optional<String> dataWarning = DataDirectory.prepare(data);
     Store opened = store.open();
     try {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
@@ -290,6 +301,7 @@ final class ServeCommand implements Callable<Integer> {
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
       // The backends' probe lines come from their own threads (Backends.reportProbes).
       synchronized (out) {
+        dataWarning.ifPresent(out::println);
         printStarted(out, opened, tokenFile, written, server);
       }
       return new Running(server, opened, tokenFile);

@@ -1,21 +1,34 @@
 package dev.agentsandbox.cli;
 
 import java.io.Console;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 
 /**
  * Whether a person is watching: colour only on a terminal and never with {@code NO_COLOR}
- * (https://no-color.org), progress lines only on a terminal. Decided once per process.
+ * (https://no-color.org), progress lines only on a terminal, and, for each of standard output and
+ * standard error on its own, whether what a workload wrote must be escaped before it reaches a
+ * terminal ({@link TerminalText}). Decided once per process.
  */
 final class Terminal {
   private static final String RESET = "\u001b[0m";
 
   private final boolean colour;
   private final boolean interactive;
+  private final boolean stdoutTerminal;
+  private final boolean stderrTerminal;
 
   Terminal(boolean interactive, boolean colour) {
+    this(interactive, colour, interactive, interactive);
+  }
+
+  Terminal(boolean interactive, boolean colour, boolean stdoutTerminal, boolean stderrTerminal) {
     this.interactive = interactive;
     this.colour = colour;
+    this.stdoutTerminal = stdoutTerminal;
+    this.stderrTerminal = stderrTerminal;
   }
 
   /** The process's own terminal, as the environment says. */
@@ -23,7 +36,29 @@ final class Terminal {
     boolean tty = isTerminal(System.console());
     String noColor = env.get("NO_COLOR");
     boolean dumb = "dumb".equals(env.get("TERM"));
-    return new Terminal(tty, tty && !dumb && (noColor == null || noColor.isEmpty()));
+    return new Terminal(
+        tty,
+        tty && !dumb && (noColor == null || noColor.isEmpty()),
+        isTerminal(1, tty),
+        isTerminal(2, tty));
+  }
+
+  /**
+   * Whether file descriptor {@code fd} of this process is a terminal: on Linux, what {@code
+   * /proc/self/fd/N} links to (a pseudo-terminal, a virtual console or a serial line), so standard
+   * output and standard error are told apart ({@code run ... 2>log} escapes stdout only); where
+   * {@code /proc} is missing, {@code fallback}.
+   */
+  static boolean isTerminal(int fd, boolean fallback) {
+    Path link = Path.of("/proc/self/fd/" + fd);
+    try {
+      String target = Files.readSymbolicLink(link).toString();
+      return target.startsWith("/dev/pts/")
+          || target.startsWith("/dev/tty")
+          || target.equals("/dev/console");
+    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+      return fallback;
+    }
   }
 
   /**
@@ -44,6 +79,16 @@ final class Terminal {
 
   boolean interactive() {
     return interactive;
+  }
+
+  /** Whether the workload's standard output is shown on a terminal here (and so escaped). */
+  boolean stdoutTerminal() {
+    return stdoutTerminal;
+  }
+
+  /** Whether the workload's standard error is shown on a terminal here (and so escaped). */
+  boolean stderrTerminal() {
+    return stderrTerminal;
   }
 
   String red(String text) {

@@ -1,26 +1,37 @@
 package dev.agentsandbox.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentsandbox.policy.event.ArtifactsCollected;
+import dev.agentsandbox.policy.event.CredentialsRevoked;
+import dev.agentsandbox.policy.event.EventType;
+import dev.agentsandbox.policy.event.Failed;
+import dev.agentsandbox.policy.event.KillRequested;
+import dev.agentsandbox.policy.event.Launched;
+import dev.agentsandbox.policy.event.Reaped;
+import dev.agentsandbox.policy.event.Started;
+import dev.agentsandbox.policy.event.TimedOut;
+import dev.agentsandbox.policy.event.TornDown;
+import dev.agentsandbox.runs.audit.RecordedEvent;
+import dev.agentsandbox.runs.audit.RunTimeline;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A run's timeline ({@code GET .../runs/{id}/timeline}) as {@code runs timeline} and {@code audit
  * run} print it: the four answers (who launched it, what ran, what was allowed and denied, how it
  * ended), every audit row of the run as a table line, and whether the audit chain verifies up to
- * the newest of them.
+ * the newest of them. The document is read back as the runs module's {@code RunTimeline}, its rows
+ * as the vocabulary's events, so the answers come from the same types the server built them from.
  */
 final class TimelineView {
   static final List<String> HEADERS = List.of("TIME", "AUDIT ID", "KIND", "SUMMARY");
 
   /** Longest summary cell; the whole row is in {@code -o json}. */
   static final int SUMMARY_WIDTH = 100;
-
-  private static final String PREFIX = "agent_sandbox.";
 
   private TimelineView() {}
 
@@ -54,247 +65,151 @@ final class TimelineView {
   }
 
   /** The four answers, one line each, for a person. */
-  static List<String> answers(JsonNode timeline) {
-    JsonNode who = timeline.path("launched_by");
-    JsonNode what = timeline.path("what_ran");
-    JsonNode end = timeline.path("end");
+  static List<String> answers(JsonNode document) {
+    RunTimeline timeline = RunTimeline.read(document);
+    RunTimeline.Run run = timeline.run();
     List<String> labels = new ArrayList<>();
-    timeline
-        .path("labels")
-        .properties()
-        .forEach(l -> labels.add(l.getKey() + "=" + l.getValue().asText()));
+    run.labels().forEach((key, value) -> labels.add(key + "=" + value));
     List<String> lines = new ArrayList<>();
-    lines.add(
-        "Run        "
-            + timeline.path("run_id").asText()
-            + " (agent "
-            + timeline.path("agent").asText()
-            + ")");
+    lines.add("Run        " + run.runId() + " (agent " + run.agent() + ")");
+    Optional<RunTimeline.Stamped<Launched>> launch = timeline.launch();
     lines.add(
         "Launched   "
-            + (who.has("token")
-                ? "by " + who.path("token").asText() + " at " + who.path("at").asText()
-                : "- (no launch row: the run was refused before it launched)")
+            + launch
+                .map(l -> "by " + l.row().actor() + " at " + l.row().time())
+                .orElse("- (no launch row: the run was refused before it launched)")
             + (labels.isEmpty() ? "" : ", labels " + String.join(",", labels)));
-    if (what.has("image")) {
+    if (launch.isPresent()) {
+      Launched l = launch.get().event();
+      Optional<Started> started = timeline.started().map(RunTimeline.Stamped::event);
       lines.add(
           "Ran        "
-              + what.path("image").asText()
+              + l.image()
               + " on "
-              + what.path("backend").asText()
+              + l.backend()
               + " ("
-              + what.path("runtime").asText()
+              + started.map(Started::runtime).orElse(l.runtime())
               + ", "
-              + what.path("isolation").asText()
+              + l.isolation()
               + "): "
-              + joined(what.path("command"), " "));
-      if (what.path("image_id").isTextual()) {
-        lines.add("Image id   " + what.path("image_id").asText());
-      }
+              + String.join(" ", l.command()));
+      started.flatMap(Started::imageId).ifPresent(id -> lines.add("Image id   " + id));
       lines.add(
           "Allowed    "
-              + (what.path("effective_allow").isEmpty()
+              + (l.effectiveAllow().isEmpty()
                   ? "nothing (every connection refused)"
-                  : joined(what.path("effective_allow"), ", ")));
+                  : String.join(", ", l.effectiveAllow())));
     }
-    List<String> credentials = credentials(what.path("credentials"));
+    List<String> credentials = EventSummary.credentials(timeline.credentials());
     lines.add("Credentials " + (credentials.isEmpty() ? "none" : String.join(", ", credentials)));
-    JsonNode egress = timeline.path("egress");
+    long inFull = timeline.denied().size();
     lines.add(
         "Egress     "
-            + egress.path("denied").size()
-            + " denied, "
-            + egress.path("allowed").size()
+            + timeline.deniedTotal()
+            + " denied"
+            + (timeline.counted().isEmpty() ? "" : " (" + inFull + " in full, the rest counted)")
+            + ", "
+            + timeline.allowed().size()
             + " allowed (first connection per host)");
-    lines.add("Ended      " + ending(end));
+    lines.add("Ended      " + ending(timeline));
     return lines.stream().map(TimelineView::clean).toList();
   }
 
-  /** Each credential as {@code name (source, expires T)}: names and expiries, never values. */
-  private static List<String> credentials(JsonNode list) {
-    List<String> out = new ArrayList<>();
-    list.forEach(
-        c ->
-            out.add(
-                c.path("name").asText()
-                    + " ("
-                    + c.path("source").asText()
-                    + ", expires "
-                    + c.path("expires_at").asText()
-                    + ")"));
-    return out;
-  }
-
   /** One table row per audit row of the run, oldest first. */
-  static List<List<String>> rows(JsonNode timeline) {
+  static List<List<String>> rows(JsonNode document) {
     List<List<String>> rows = new ArrayList<>();
-    for (JsonNode event : timeline.path("events")) {
-      String type = event.path("type").asText();
+    for (RecordedEvent event : RunTimeline.read(document).events()) {
+      String type = event.type();
       rows.add(
           List.of(
-              time(event.path("time")),
-              event.path("id").asText(),
-              type.startsWith(PREFIX) ? type.substring(PREFIX.length()) : type,
-              bounded(summary(type, event.path("actor").asText(), event.path("data")))));
+              event.time().truncatedTo(ChronoUnit.MILLIS).toString(),
+              Long.toString(event.id()),
+              type.startsWith(EventType.NAMESPACE)
+                  ? type.substring(EventType.NAMESPACE.length())
+                  : type,
+              bounded(EventSummary.of(event))));
     }
     return rows;
   }
 
   /** The chain statement: verified up to which row, or what is wrong. */
-  static String chain(JsonNode timeline) {
-    JsonNode chain = timeline.path("chain");
-    if (chain.path("verified").asBoolean(false)) {
+  static String chain(JsonNode document) {
+    RunTimeline.Chain chain = RunTimeline.read(document).chain();
+    String upTo = chain.upToId().isPresent() ? Long.toString(chain.upToId().getAsLong()) : "-";
+    if (chain.verified()) {
       return "Audit chain verified up to row "
-          + chain.path("up_to_id").asText()
+          + upTo
           + " (hash "
-          + chain.path("up_to_hash").asText()
+          + chain.upToHash().orElse("-")
           + ", "
-          + chain.path("rows_checked").asText()
-          + " rows checked)";
+          + chain.rowsChecked()
+          + " rows checked"
+          + (chain.walkedFromId() > 0
+              ? " after row " + chain.walkedFromId() + ", verified earlier, and this run's rows"
+              : "")
+          + ")";
     }
-    List<String> problems = new ArrayList<>();
-    chain.path("problems").forEach(p -> problems.add(p.asText()));
-    if (chain.has("note")) {
-      problems.add(chain.path("note").asText());
-    }
+    List<String> problems = new ArrayList<>(chain.problems());
+    chain.note().ifPresent(problems::add);
     return "Audit chain NOT verified up to row "
-        + chain.path("up_to_id").asText("-")
+        + upTo
         + ": "
         + (problems.isEmpty() ? "no detail given" : String.join("; ", problems))
         + " (agent-sandbox audit verify --db ... shows every problem)";
   }
 
-  static String summary(String type, String actor, JsonNode data) {
-    return switch (type) {
-      case "agent_sandbox.launch" ->
-          "by "
-              + actor
-              + ": "
-              + data.path("image").asText()
-              + " on "
-              + data.path("backend").asText()
-              + " ("
-              + data.path("runtime").asText()
-              + "): "
-              + joined(data.path("command"), " ");
-      case "agent_sandbox.started" ->
-          "running under "
-              + data.path("runtime").asText("?")
-              + (data.path("image_id").isTextual()
-                  ? ", image " + data.path("image_id").asText()
-                  : ", image " + data.path("image").asText("?"));
-      case "agent_sandbox.refused" ->
-          "refused (" + data.path("reason").asText() + "): " + data.path("message").asText();
-      case "agent_sandbox.credentials.issue" ->
-          "issued " + String.join(", ", credentials(data.path("credentials")));
-      case "agent_sandbox.egress.allow", "agent_sandbox.egress.deny" ->
-          data.path("decision").asText(type.endsWith("deny") ? "deny" : "allow")
-              + " "
-              + data.path("host").asText("?")
-              + ":"
-              + data.path("port").asText("?")
-              + " "
-              + data.path("reason").asText("")
-              + (data.path("detail").isTextual() ? " (" + data.path("detail").asText() + ")" : "");
-      case "agent_sandbox.kill" -> "kill asked by " + actor;
-      case "agent_sandbox.timeout" ->
-          "deadline reached after " + data.path("ttl_seconds").asText() + " s";
-      case "agent_sandbox.failure", "agent_sandbox.runtime_mismatch", "agent_sandbox.proxy_died" ->
-          data.path("stage").isTextual()
-              ? data.path("stage").asText() + ": " + data.path("message").asText()
-              : data.path("message").asText();
-      case "agent_sandbox.artifacts" -> artifacts(data);
-      case "agent_sandbox.teardown" ->
-          (data.path("end").asText().equals("exit") && data.path("exit_status").isInt()
-                  ? "exited with status " + data.path("exit_status").asInt()
-                  : "ended: "
-                      + data.path("end").asText("-")
-                      + (data.path("exit_status").isInt()
-                          ? " (exit status " + data.path("exit_status").asInt() + ")"
-                          : ""))
-              + (data.path("removed").asBoolean(false)
-                  ? ", everything removed"
-                  : ", not all removed" + problem(data))
-              + (data.path("by").isTextual() ? " (by " + data.path("by").asText() + ")" : "");
-      default -> data.isObject() ? compact(data) : "";
-    };
-  }
-
-  private static String artifacts(JsonNode data) {
-    if (!data.path("collected").asBoolean(false)) {
-      return "outputs not collected: " + data.path("reason").asText();
+  private static String ending(RunTimeline timeline) {
+    RunTimeline.Run run = timeline.run();
+    StringBuilder text = new StringBuilder(run.status());
+    if (run.exitStatus() != null) {
+      text.append(", exit ").append(run.exitStatus());
     }
-    List<String> files = new ArrayList<>();
-    data.path("files").forEach(f -> files.add(f.path("path").asText()));
-    return data.path("files").size()
-        + " kept ("
-        + data.path("bytes").asText()
-        + " bytes"
-        + (data.path("dropped_count").asInt(0) > 0
-            ? ", " + data.path("dropped_count").asInt() + " dropped"
-            : "")
-        + ")"
-        + (files.isEmpty() ? "" : ": " + String.join(", ", files));
-  }
-
-  private static String ending(JsonNode end) {
-    StringBuilder text = new StringBuilder(end.path("status").asText());
-    if (end.path("exit_status").isInt()) {
-      text.append(", exit ").append(end.path("exit_status").asInt());
-    }
-    if (end.has("killed_by")) {
-      text.append(", killed by ").append(end.path("killed_by").path("token").asText());
-    }
-    if (end.has("timeout")) {
+    timeline
+        .last(KillRequested.class)
+        .ifPresent(k -> text.append(", killed by ").append(k.row().actor()));
+    if (timeline.last(TimedOut.class).isPresent()) {
       text.append(", at its deadline");
     }
-    if (end.has("failure")) {
-      text.append(", failed: ").append(end.path("failure").path("detail").path("message").asText());
+    timeline
+        .last(Failed.class)
+        .ifPresent(f -> text.append(", failed: ").append(f.event().message()));
+    if (run.endedAt() != null) {
+      text.append(" at ").append(run.endedAt());
     }
-    if (end.path("ended_at").isTextual()) {
-      text.append(" at ").append(end.path("ended_at").asText());
-    }
-    JsonNode teardown = end.path("teardown").path("detail");
-    if (!teardown.isMissingNode()) {
-      text.append(
-          teardown.path("removed").asBoolean(false)
-              ? "; teardown removed everything"
-              : "; teardown left something" + problem(teardown));
-    }
-    JsonNode artifacts = end.path("artifacts").path("detail");
-    if (!artifacts.isMissingNode()) {
-      text.append(
-          artifacts.path("collected").asBoolean(false)
-              ? "; artifacts: " + artifacts.path("files").size() + " kept"
-              : "; artifacts: not collected");
-    }
+    timeline
+        .last(EventType.TEARDOWN)
+        .ifPresent(
+            t -> {
+              boolean removed = t.event() instanceof Reaped || ((TornDown) t.event()).removed();
+              text.append(
+                  removed
+                      ? "; teardown removed everything"
+                      : "; teardown left something"
+                          + ((TornDown) t.event()).problem().map(p -> " (" + p + ")").orElse(""));
+            });
+    timeline
+        .last(EventType.ARTIFACTS)
+        .ifPresent(
+            a ->
+                text.append(
+                    a.event() instanceof ArtifactsCollected kept
+                        ? "; artifacts: " + kept.files().size() + " kept"
+                        : "; artifacts: not collected"));
+    timeline
+        .last(CredentialsRevoked.class)
+        .filter(r -> !r.event().live().isEmpty())
+        .ifPresent(
+            r ->
+                text.append("; ")
+                    .append(r.event().live().size())
+                    .append(" credential(s) not revoked, working until their expiry"));
     return text.toString();
   }
 
-  private static String problem(JsonNode data) {
-    return data.path("problem").isTextual() ? " (" + data.path("problem").asText() + ")" : "";
-  }
-
-  private static String time(JsonNode node) {
-    Instant at = Printer.instant(node);
-    return at == null ? "-" : at.truncatedTo(ChronoUnit.MILLIS).toString();
-  }
-
-  private static String joined(JsonNode array, String separator) {
-    List<String> parts = new ArrayList<>();
-    array.forEach(v -> parts.add(v.asText()));
-    return String.join(separator, parts);
-  }
-
-  private static String compact(JsonNode data) {
-    com.fasterxml.jackson.databind.node.ObjectNode copy = data.deepCopy();
-    copy.remove("labels");
-    return copy.toString();
-  }
-
   /**
-   * One cell: at most {@link #SUMMARY_WIDTH} characters, never empty, control characters shown as
-   * {@code ?} (a command or a host name must not move a terminal's cursor or change its colours).
+   * One cell: at most {@link #SUMMARY_WIDTH} characters, never empty, control, bidirectional and
+   * invisible characters shown as {@code <U+XXXX>} (a command or a host name must not move a
+   * terminal's cursor, change its colours or reorder the line).
    */
   static String bounded(String text) {
     String clean = clean(text);
@@ -305,8 +220,6 @@ final class TimelineView {
   }
 
   static String clean(String text) {
-    StringBuilder clean = new StringBuilder(text.length());
-    text.codePoints().forEach(c -> clean.appendCodePoint(Character.isISOControl(c) ? '?' : c));
-    return clean.toString();
+    return TerminalText.line(text);
   }
 }

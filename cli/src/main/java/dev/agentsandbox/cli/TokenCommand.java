@@ -44,6 +44,15 @@ final class TokenCommand implements Runnable {
 
   private static final Pattern DURATION = Pattern.compile("([1-9][0-9]{0,5})([mhd])");
 
+  /**
+   * Who the audit rows of {@code token create} and {@code revoke} name: these commands open the
+   * store directly, with no API token, so the operating-system account that ran them ({@code
+   * cli:alice}).
+   */
+  static String actor() {
+    return "cli:" + System.getProperty("user.name", "unknown");
+  }
+
   /** Parses {@code 90m}, {@code 12h}, {@code 30d}. */
   static Duration duration(String text) {
     Matcher matcher = DURATION.matcher(text);
@@ -68,6 +77,7 @@ final class TokenCommand implements Runnable {
       mixinStandardHelpOptions = true,
       description = {
         "Creates a token and prints it as the only line on stdout; it is not shown again.",
+        "Audited as agent_sandbox.token.create (name, scopes, expiry; never the token).",
         "Scopes: agent_sandbox.read, agent_sandbox.configure, agent_sandbox.run, audit.read,"
             + " governance.weaken."
       })
@@ -112,7 +122,7 @@ final class TokenCommand implements Runnable {
         throw new ParameterException(spec.commandLine(), e.getMessage());
       }
       try (Store opened = store.open()) {
-        String secret = opened.tokens().create(name, wanted, expiresAt).secret();
+        String secret = opened.tokens().create(name, wanted, expiresAt, actor()).secret();
         PrintWriter out = spec.commandLine().getOut();
         out.println(secret);
         out.flush();
@@ -159,7 +169,8 @@ final class TokenCommand implements Runnable {
       footerHeading = "%nExamples:%n",
       footer = {"  agent-sandbox token revoke alice"},
       mixinStandardHelpOptions = true,
-      description = "Revokes the active token with this name.")
+      description =
+          "Revokes the active token with this name; audited as agent_sandbox.token.revoke.")
   static final class Revoke implements Callable<Integer> {
     @Spec CommandSpec spec;
 
@@ -171,7 +182,7 @@ final class TokenCommand implements Runnable {
     @Override
     public Integer call() {
       try (Store opened = store.open()) {
-        if (!opened.tokens().revoke(name)) {
+        if (!opened.tokens().revoke(name, actor())) {
           spec.commandLine()
               .getErr()
               .println("agent-sandbox token revoke: no active token named '" + name + "'");

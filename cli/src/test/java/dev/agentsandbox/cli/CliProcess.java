@@ -69,6 +69,12 @@ final class CliProcess implements AutoCloseable {
   }
 
   static CliProcess start(Map<String, String> env, String... args) throws IOException {
+    return startIn(null, env, args);
+  }
+
+  /** Like {@link #start}, in working directory {@code directory} (null: this process's own). */
+  static CliProcess startIn(Path directory, Map<String, String> env, String... args)
+      throws IOException {
     List<String> command = new ArrayList<>();
     // As a shell starts a foreground command: SIGINT at its default. A build started in the
     // background by a shell without job control (nohup ... &, some CI runners) passes SIGINT on
@@ -77,9 +83,12 @@ final class CliProcess implements AutoCloseable {
     command.add(ProcessHandle.current().info().command().orElse("java"));
     command.add("--enable-native-access=ALL-UNNAMED");
     command.add("-jar");
-    command.add(JAR.toString());
+    command.add(JAR.toAbsolutePath().toString());
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command);
+    if (directory != null) {
+      builder.directory(directory.toFile());
+    }
     builder.environment().remove("AGENT_SANDBOX_TOKEN");
     builder.environment().remove("AGENT_SANDBOX_URL");
     builder.environment().putAll(env);

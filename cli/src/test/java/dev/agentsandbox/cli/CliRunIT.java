@@ -44,6 +44,10 @@ class CliRunIT {
 
   private static Process serve;
   private static Path dir;
+
+  /** The control plane's data directory, which serve creates (docs/store.md: 0700, files 0600). */
+  private static Path data;
+
   private static String base;
   private static String token;
   private static Map<String, String> env;
@@ -53,6 +57,7 @@ class CliRunIT {
   static void startServe() throws Exception {
     assertThat(CliProcess.JAR).as("the packaged CLI jar (failsafe runs after package)").exists();
     dir = Files.createTempDirectory("asb-cli-it");
+    data = dir.resolve("data");
     String java = ProcessHandle.current().info().command().orElse("java");
     serve =
         new ProcessBuilder(
@@ -64,15 +69,15 @@ class CliRunIT {
                 "--listen",
                 "127.0.0.1:0",
                 "--db",
-                "jdbc:sqlite:" + dir.resolve("store.db"),
+                "jdbc:sqlite:" + data.resolve("store.db"),
                 "--data-dir",
-                dir.toString(),
+                data.toString(),
                 "--instance-id",
                 "cli-it-" + ProcessHandle.current().pid())
             .redirectErrorStream(true)
             .start();
     base = CliProcess.awaitListening(serve);
-    token = Files.readString(dir.resolve("admin-token"), StandardCharsets.UTF_8).strip();
+    token = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
     env = Map.of("AGENT_SANDBOX_CONFIG", dir.resolve("cli.yaml").toString(), "NO_COLOR", "1");
     CliProcess login =
         CliProcess.run(
@@ -83,7 +88,7 @@ class CliRunIT {
             "--url",
             base,
             "--token-file",
-            dir.resolve("admin-token").toString(),
+            data.resolve("admin-token").toString(),
             "--name",
             "it");
     assertThat(login.await(Duration.ofSeconds(1))).as(login.toString()).isZero();
@@ -125,6 +130,23 @@ class CliRunIT {
         serve.destroyForcibly();
       }
     }
+    // After real use (runs, artifacts kept, tokens, the store's WAL): nothing serve wrote is
+    // readable by another local user.
+    List<String> readable = new ArrayList<>();
+    try (var all = Files.walk(data)) {
+      for (Path p : all.toList()) {
+        String mode =
+            java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(p, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+        if (!mode.equals(Files.isDirectory(p) ? "rwx------" : "rw-------")) {
+          readable.add(dir.relativize(p) + " " + mode);
+        }
+      }
+    }
+    assertThat(readable).as("what serve wrote, by mode").isEmpty();
+    assertThat(data.resolve("artifacts"))
+        .as("artifacts were kept, so they were checked")
+        .isDirectory();
     DockerClient docker = DockerClients.fromEnvironment();
     for (String runId : runIds) {
       assertThat(
@@ -172,6 +194,72 @@ class CliRunIT {
           Duration.between(first.at(), denied.at()).toMillis(),
           Duration.between(first.at(), last.at()).toMillis());
     }
+  }
+
+  /**
+   * A workload that prints escape sequences at the operator following it: a clipboard write (OSC
+   * 52), a cleared screen, a window title, a C1 escape and a right-to-left override, on stdout and
+   * stderr. On a terminal (util-linux {@code script} gives the CLI a pseudo-terminal) each arrives
+   * named, none raw; through a pipe the bytes are exactly the workload's.
+   */
+  @Test
+  void escapeSequencesAWorkloadPrintsReachATerminalNamedAndAPipeRaw() throws Exception {
+    String workload =
+        "printf 'ok\\033]52;c;ZXZpbCB8IHNo\\007\\n\\033[2Jclear\\n\\302\\233"
+            + "31mc1\\n\\342\\200\\256desrever\\n'; printf '\\033]0;pwned\\007err\\n' >&2";
+    String raw = "ok\u001b]52;c;ZXZpbCB8IHNo\u0007\n\u001b[2Jclear\n\u009b31mc1\n\u202edesrever\n";
+
+    CliProcess piped =
+        CliProcess.run(env, "", RUN_LIMIT, "run", "--agent", "cli", "--", "sh", "-c", workload);
+    assertThat(piped.await(Duration.ofSeconds(1))).as(piped.toString()).isZero();
+    runIds.add(newestEndedRunId());
+    assertThat(piped.outText() + "\n").as("a pipe gets the workload's bytes").isEqualTo(raw);
+    assertThat(piped.errText()).contains("\u001b]0;pwned\u0007err");
+
+    // The same run on a terminal: script(1) runs the CLI on a pseudo-terminal and copies what the
+    // terminal was sent to its own stdout.
+    Path command = dir.resolve("on-a-terminal.sh");
+    Files.writeString(
+        command,
+        "#!/bin/sh\nexec "
+            + String.join(
+                " ",
+                ProcessHandle.current().info().command().orElse("java"),
+                "--enable-native-access=ALL-UNNAMED",
+                "-jar",
+                CliProcess.JAR.toAbsolutePath().toString(),
+                "run",
+                "--agent",
+                "cli",
+                "--",
+                "sh",
+                "-c",
+                "\"" + workload.replace("\\", "\\\\") + "\"")
+            + "\n");
+    Files.setPosixFilePermissions(
+        command, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    ProcessBuilder onTerminal =
+        new ProcessBuilder("script", "-q", "-e", "-c", command.toString(), "/dev/null")
+            .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+            .redirectErrorStream(true);
+    onTerminal.environment().remove("AGENT_SANDBOX_TOKEN");
+    onTerminal.environment().remove("AGENT_SANDBOX_URL");
+    onTerminal.environment().putAll(env);
+    Process terminal = onTerminal.start();
+    byte[] shown = terminal.getInputStream().readAllBytes();
+    assertThat(terminal.waitFor(RUN_LIMIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    runIds.add(newestEndedRunId());
+    String seen = new String(shown, StandardCharsets.UTF_8);
+    assertThat(terminal.exitValue()).as(seen).isZero();
+    assertThat(seen)
+        .as("what the terminal was sent")
+        .contains(
+            "ok<U+001B>]52;c;ZXZpbCB8IHNo<U+0007>",
+            "<U+001B>[2Jclear",
+            "<U+009B>31mc1",
+            "<U+202E>desrever",
+            "<U+001B>]0;pwned<U+0007>err")
+        .doesNotContain("\u001b", "\u009b", "\u202e", "\u0007");
   }
 
   @Test
@@ -457,9 +545,11 @@ class CliRunIT {
             + "' > '"
             + concurrent
             + ".sent'\n"
-            + "  curl -sS -o /dev/null -X PUT -H \"Authorization: Bearer $(cat '"
-            + dir.resolve("admin-token")
-            + "')\" -H 'Content-Type: application/json' --data @'"
+            // The header from standard input: a token on curl's command line shows in ps.
+            + "  printf 'Authorization: Bearer %s\\n' \"$(cat '"
+            + data.resolve("admin-token")
+            + "')\" | curl -sS -o /dev/null -X PUT -H @- -H 'Content-Type: application/json'"
+            + " --data @'"
             + concurrent
             + ".sent' '"
             + base
@@ -673,6 +763,16 @@ class CliRunIT {
         }
       }
     }
+  }
+
+  /** The newest run not yet in {@link #runIds}, which has ended (the CLI that ran it returned). */
+  private static String newestEndedRunId() throws Exception {
+    for (JsonNode run : api("/api/admin/platform/agent-sandbox/runs?limit=5").path("runs")) {
+      if (!runIds.contains(run.path("run_id").asText())) {
+        return run.path("run_id").asText();
+      }
+    }
+    return fail("no new run");
   }
 
   private static String latestRunId() throws Exception {

@@ -97,6 +97,30 @@ class CliTest {
     assertThat(run("token", "revoke", "ci", "--db", db()).exit()).isZero();
     assertThat(run("token", "list", "--db", db()).out()).contains("revoked");
     assertThat(run("token", "revoke", "ci", "--db", db()).exit()).isEqualTo(Main.FAILED);
+
+    // Both are on the audit log, naming the token, its scopes and expiry and who ran the command;
+    // never the token.
+    try (dev.agentsandbox.store.Store store = dev.agentsandbox.store.Store.open(db())) {
+      List<dev.agentsandbox.store.AuditRow> rows =
+          store
+              .audit()
+              .query(
+                  new dev.agentsandbox.store.AuditQuery(
+                      "agent_sandbox.token", null, null, null, null, 10));
+      assertThat(rows)
+          .extracting(dev.agentsandbox.store.AuditRow::type)
+          .containsExactly("agent_sandbox.token.create", "agent_sandbox.token.revoke");
+      assertThat(rows)
+          .allSatisfy(
+              r -> {
+                assertThat(r.actor()).isEqualTo("cli:" + System.getProperty("user.name"));
+                assertThat(r.data().path("name").asText()).isEqualTo("ci");
+                assertThat(r.data().path("scopes").toString())
+                    .isEqualTo("[\"agent_sandbox.read\",\"audit.read\"]");
+                assertThat(r.data().path("expires_at").asText()).startsWith("20");
+              });
+      assertThat(rows.toString()).doesNotContain(secret.substring(4));
+    }
   }
 
   @Test
@@ -216,6 +240,24 @@ class CliTest {
   }
 
   @Test
+  void serveSaysWhenAnExistingDataDirectoryIsOpenToOthers() throws Exception {
+    Path data = Files.createDirectories(dir.resolve("shared"));
+    Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwxr-xr-x"));
+    ServeCommand serve = new ServeCommand();
+    new CommandLine(serve)
+        .parseArgs("--listen", "127.0.0.1:0", "--data-dir", data.toString(), "--db", db());
+    StringWriter out = new StringWriter();
+    try (ServeCommand.Running running = serve.start(new PrintWriter(out))) {
+      assertThat(out.toString())
+          .contains("warning: the data directory " + data.toAbsolutePath() + " is rwxr-xr-x")
+          .contains("chmod 700 " + data.toAbsolutePath());
+    }
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data)))
+        .as("an existing folder is the operator's: left as it is")
+        .isEqualTo("rwxr-xr-x");
+  }
+
+  @Test
   void serveWritesTheFirstAdminTokenToAnOwnerOnlyFileAndNeverPrintsIt() throws Exception {
     Path data = dir.resolve("data");
     ServeCommand serve = new ServeCommand();
@@ -226,6 +268,10 @@ class CliTest {
     try (ServeCommand.Running running = serve.start(new PrintWriter(out))) {
       Path file = running.adminTokenFile().orElseThrow();
       assertThat(file).isEqualTo(data.resolve("admin-token").toAbsolutePath());
+      assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data)))
+          .as("the data directory serve created")
+          .isEqualTo("rwx------");
+      assertThat(out.toString()).doesNotContain("warning");
       assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
           .isEqualTo("rw-------");
       secret = Files.readString(file, StandardCharsets.UTF_8).strip();

@@ -229,6 +229,12 @@ class CommandLineTest {
       assertThat(Files.getPosixFilePermissions(tokenFile))
           .containsExactlyInAnyOrder(
               PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+      assertThat(Files.getPosixFilePermissions(tokenFile.getParent()))
+          .as("the folder of saved tokens")
+          .containsExactlyInAnyOrder(
+              PosixFilePermission.OWNER_READ,
+              PosixFilePermission.OWNER_WRITE,
+              PosixFilePermission.OWNER_EXECUTE);
 
       // The context is then used without any token on the command line.
       CommandLine list = Main.commandLine();

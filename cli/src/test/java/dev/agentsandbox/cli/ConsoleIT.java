@@ -300,10 +300,25 @@ class ConsoleIT {
     WebElement denial = find(By.cssSelector("#run-egress tr.deny"));
     assertThat(denial.getText()).contains("deny", "denied.test");
     shot("run");
+
+    // A crafted link whose fragment decodes to a path that reaches this run from another id
+    // (#/runs/x%2F..%2FID showed "Run x/../ID" and its Kill button killed ID): refused as no run
+    // id, no Kill button, and the run lives on.
+    open("runs/x%2F..%2F" + runId);
+    WebElement invalid = waitFor(By.id("run-invalid"));
+    assertThat(invalid.getText()).contains("x/../" + runId, "is not a run id");
+    assertThat(browser.findElements(By.id("run-kill"))).as("a Kill button").isEmpty();
+    shot("run-not-a-run");
+    assertThat(api("GET", CONFIG + "/runs/" + runId, admin, null, null).path("status").asText())
+        .as("the run the crafted link aimed at")
+        .isEqualTo("running");
+
+    open("runs/" + runId);
+    waitUntil(() -> find(By.id("run-kill")).isDisplayed());
     click(By.id("run-kill"));
     waitUntil(
         () -> "killed".equals(find(By.cssSelector("#run-state dl")).getAttribute("data-status")));
-    waitUntil(() -> "true".equals(output.getAttribute("data-ended")));
+    waitUntil(() -> "true".equals(find(By.id("run-output")).getAttribute("data-ended")));
 
     // Its artifact, listed with its size and hash, and downloaded with the bearer header: the
     // browser saves exactly the bytes the workload wrote.

@@ -98,7 +98,13 @@ class DrillIT {
     final String base;
     final Path token;
     final Map<String, String> env;
-    final Path out;
+
+    /** Where the drill writes its evidence: {@code --out}, or its default found once it ended. */
+    Path out;
+
+    /** Whether the drill was started without {@code --out}, in {@link #data} as its directory. */
+    boolean defaultOut;
+
     CliProcess drill;
     Instant started;
 
@@ -115,7 +121,7 @@ class DrillIT {
       configure(env, base, token, data, backend, ttlSeconds);
     }
 
-    void startDrill(String... more) throws IOException {
+    void startDrill() throws IOException {
       started = Instant.now();
       List<String> args =
           new ArrayList<>(
@@ -129,8 +135,6 @@ class DrillIT {
                   "drill",
                   "--backend",
                   backend,
-                  "--out",
-                  out.toString(),
                   "--outside",
                   OUTSIDE_ADDRESS + ":" + outside.getAddress().getPort(),
                   "--metadata",
@@ -144,8 +148,27 @@ class DrillIT {
                   "drill-it.agent-sandbox.invalid",
                   "--secret-path",
                   data.toAbsolutePath().toString()));
-      args.addAll(List.of(more));
-      drill = CliProcess.start(env, args.toArray(String[]::new));
+      if (defaultOut) {
+        drill = CliProcess.startIn(data, env, args.toArray(String[]::new));
+      } else {
+        args.addAll(List.of("--out", out.toString()));
+        drill = CliProcess.start(env, args.toArray(String[]::new));
+      }
+    }
+
+    /**
+     * Once the drill has ended: without {@code --out} its evidence is in {@code ./drill-ID} of its
+     * working directory, ID being the drill's own id, which its first line names.
+     */
+    void findEvidence() throws IOException {
+      if (!defaultOut) {
+        return;
+      }
+      String id =
+          drill.errText().lines().filter(l -> l.startsWith("drill ")).findFirst().orElseThrow();
+      id = id.substring("drill ".length(), id.indexOf(':'));
+      out = data.resolve("drill-" + id);
+      assertThat(out.resolve("drill.json")).as("the default --out, ./drill-ID").isRegularFile();
     }
 
     CliProcess cli(String... args) throws Exception {
@@ -183,10 +206,13 @@ class DrillIT {
       assertThat(refused.errText()).contains("so the unlisted-host step would prove nothing");
       assertThat(runc.data.resolve("refused")).doesNotExist();
 
+      // Without --out, the default ./drill-ID (the runc side); with it, the folder named.
+      runc.defaultOut = true;
       runc.startDrill();
       runsc.startDrill();
       for (Side side : List.of(runc, runsc)) {
         awaitHeld(side, DRILL_LIMIT);
+        side.findEvidence();
       }
       assertThat(requests.get()).as("requests that reached a target of the drill").isZero();
       for (Side side : List.of(runc, runsc)) {

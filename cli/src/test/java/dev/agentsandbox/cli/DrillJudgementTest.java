@@ -13,12 +13,21 @@ import dev.agentsandbox.cli.DrillTranscript.Host;
 import dev.agentsandbox.cli.DrillTranscript.Leftovers;
 import dev.agentsandbox.cli.DrillTranscript.StepResult;
 import dev.agentsandbox.cli.DrillTranscript.Versions;
+import dev.agentsandbox.policy.event.EgressRecorded;
+import dev.agentsandbox.policy.event.Refused;
+import dev.agentsandbox.policy.event.RunEvent;
+import dev.agentsandbox.policy.event.TimedOut;
+import dev.agentsandbox.policy.event.TornDown;
+import dev.agentsandbox.policy.net.Reason;
+import dev.agentsandbox.runs.audit.PlainJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,16 +67,46 @@ class DrillJudgementTest {
     return new DrillObservation(RUN, "exited", "exit", exit, output, egress, audit, null);
   }
 
-  private static AuditRef row(long id, String type, String data) {
-    try {
-      return new AuditRef(id, type, "h" + id, RUN, JSON.readTree(data));
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+  /** A row of {@code runId} as the vocabulary writes it. */
+  private static AuditRef row(long id, String runId, RunEvent event) {
+    return new AuditRef(
+        id, event.type().wireName(), "h" + id, runId, PlainJson.node(event.toTree()));
   }
 
-  private static final AuditRef TEARDOWN =
-      row(90, DrillSteps.TEARDOWN, "{\"end\":\"exit\",\"removed\":true}");
+  private static AuditRef row(long id, RunEvent event) {
+    return row(id, RUN, event);
+  }
+
+  private static AuditRef deny(long id, String host, int port) {
+    return row(
+        id,
+        new EgressRecorded(
+            false,
+            Instant.parse("2026-11-30T10:00:00Z"),
+            "172.30.0.2:40000",
+            port == 443 ? "CONNECT" : "GET",
+            host,
+            port,
+            Reason.NOT_ALLOWED,
+            Optional.empty(),
+            false));
+  }
+
+  private static TornDown tornDown(String end) {
+    return new TornDown(
+        end,
+        Optional.empty(),
+        "docker",
+        "runc",
+        true,
+        Optional.empty(),
+        Optional.empty(),
+        0,
+        0,
+        Optional.empty());
+  }
+
+  private static final AuditRef TEARDOWN = row(90, tornDown("exit"));
 
   private static List<AuditRef> withTeardown(AuditRef... rows) {
     List<AuditRef> all = new ArrayList<>(List.of(rows));
@@ -82,11 +121,8 @@ class DrillJudgementTest {
           new Decision("deny", "unlisted.test", 443, "not-allowed"),
           new Decision("deny", "unlisted.test", 80, "not-allowed"));
   private static final List<AuditRef> UNLISTED_ROWS =
-      withTeardown(
-          row(10, DrillSteps.DENY, "{\"host\":\"unlisted.test\",\"port\":443}"),
-          row(11, DrillSteps.DENY, "{\"host\":\"unlisted.test\",\"port\":80}"));
-  private static final List<AuditRef> METADATA_ROWS =
-      withTeardown(row(12, DrillSteps.DENY, "{\"host\":\"169.254.169.254\",\"port\":80}"));
+      withTeardown(deny(10, "unlisted.test", 443), deny(11, "unlisted.test", 80));
+  private static final List<AuditRef> METADATA_ROWS = withTeardown(deny(12, "169.254.169.254", 80));
   private static final String ESCALATION_HELD =
       "drill: uid=65534\ndrill: capprm=0000000000000000\ndrill: capeff=0000000000000000\n"
           + "drill: capamb=0000000000000000\ndrill: nonewprivs=1\ndrill: chroot-exit=1\n"
@@ -104,8 +140,7 @@ class DrillJudgementTest {
           + "drill: peer-proxy=172.30.0.2:3128 peer-proxy-exit=7\ndrill: done=yes\n";
   private static final List<Decision> PEER_DENIED =
       List.of(new Decision("deny", "172.30.0.3", 8080, "non-public-address"));
-  private static final List<AuditRef> PEER_ROWS =
-      withTeardown(row(14, DrillSteps.DENY, "{\"host\":\"172.30.0.3\",\"port\":8080}"));
+  private static final List<AuditRef> PEER_ROWS = withTeardown(deny(14, "172.30.0.3", 8080));
 
   /** The other live sandbox as seen: its output, its proxy's decisions, its status. */
   private static DrillObservation target(String output, List<Decision> egress, String status) {
@@ -117,13 +152,7 @@ class DrillJudgementTest {
           null,
           output,
           egress,
-          List.of(
-              new AuditRef(
-                  91,
-                  DrillSteps.TEARDOWN,
-                  "h91",
-                  TARGET_RUN,
-                  JSON.readTree("{\"end\":\"killed\",\"removed\":true}"))),
+          List.of(row(91, TARGET_RUN, tornDown("killed"))),
           null);
     } catch (Exception e) {
       throw new IllegalStateException(e);
@@ -238,14 +267,16 @@ class DrillJudgementTest {
                 "",
                 List.of(),
                 List.of(
-                    new AuditRef(
+                    row(
                         20,
-                        DrillSteps.REFUSED,
-                        "h20",
                         null,
-                        json(
-                            "{\"reason\":\"env_refused\",\"env_keys\":[\"HTTPS_PROXY\"],"
-                                + "\"command\":[\"echo\",\"drill-d1-env\"]}"))),
+                        new Refused(
+                            "env_refused",
+                            "running agent drill: the environment is refused",
+                            List.of(),
+                            List.of("HTTPS_PROXY"),
+                            List.of("echo", "drill-d1-env"),
+                            List.of()))),
                 new Refusal(400, "env_refused")),
             true,
             null));
@@ -478,7 +509,7 @@ class DrillJudgementTest {
                 137,
                 "drill: forever=started\n",
                 List.of(),
-                withTeardown(row(30, DrillSteps.TIMEOUT, "{}")),
+                withTeardown(row(30, new TimedOut(60, "killed at the deadline"))),
                 null),
             true,
             null));

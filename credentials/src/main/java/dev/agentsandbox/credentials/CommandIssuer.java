@@ -2,6 +2,7 @@ package dev.agentsandbox.credentials;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.run.Redactor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
 
 /**
  * Mints a credential by running an operator's executable at launch — the hook for STS AssumeRole
@@ -30,27 +32,54 @@ import java.util.concurrent.TimeoutException;
  * It is killed (with its children) after the time-out; an exit status other than 0, output that is
  * not that object, more than {@value #MAX_OUTPUT} bytes, or an expiry after the run's deadline
  * refuses the run. Error messages carry the command and the start of its standard error, never its
- * standard output (where the secret is). Thread-safe.
+ * standard output (where the secret is), and the standard error is redacted first ({@link
+ * #redactedStderr}): a message becomes the run's refusal, its API answer and a permanent audit row,
+ * and a helper that fails loudly ({@code vault: VAULT_TOKEN=hvs.... denied}) must not write a
+ * secret there. Thread-safe.
  */
 public final class CommandIssuer {
   /** The most bytes read from the command's standard output, and of its standard error. */
   public static final int MAX_OUTPUT = 64 * 1024;
 
+  /** How much of the command's standard error a message keeps, after redaction. */
+  static final int STDERR_KEPT = 300;
+
+  /**
+   * Environment variables whose values are secrets by their names ({@code VAULT_TOKEN}, {@code
+   * AWS_SECRET_ACCESS_KEY}, {@code DB_PASSWORD}, {@code GITHUB_PAT}, {@code DATABASE_URL}...): the
+   * control plane's own credentials, which the command inherits and may print.
+   */
+  static final Pattern SECRET_NAME =
+      Pattern.compile(
+          "(?i)(token|secret|passw|key|credential|auth|session|cookie|private|dsn|database_url)"
+              + "|(^|_)pat($|_)");
+
   private static final ObjectMapper JSON = new ObjectMapper();
   private final List<String> command;
   private final Duration timeout;
   private final Clock clock;
+  private final Map<String, String> environment;
 
   /**
    * @param command the executable (an absolute path) and its arguments
    */
   public CommandIssuer(List<String> command, Duration timeout, Clock clock) {
+    this(command, timeout, clock, Map.of());
+  }
+
+  /**
+   * Seam for tests: {@code environment} is added to the one the command inherits, as the control
+   * plane's own would be.
+   */
+  CommandIssuer(
+      List<String> command, Duration timeout, Clock clock, Map<String, String> environment) {
     if (command.isEmpty() || !Path.of(command.get(0)).isAbsolute()) {
       throw new IllegalArgumentException("a credential command needs an absolute executable path");
     }
     this.command = List.copyOf(command);
     this.timeout = timeout;
     this.clock = clock;
+    this.environment = Map.copyOf(environment);
   }
 
   /** Runs the command for {@code run} and checks what it printed. */
@@ -61,6 +90,7 @@ public final class CommandIssuer {
     }
     ProcessBuilder pb = new ProcessBuilder(command);
     Map<String, String> env = pb.environment();
+    env.putAll(environment);
     env.put("AGENT_SANDBOX_RUN_ID", run.runId());
     env.put("AGENT_SANDBOX_AGENT", run.agent());
     env.put("AGENT_SANDBOX_DEADLINE", run.deadline().toString());
@@ -87,7 +117,7 @@ public final class CommandIssuer {
             what + ": no answer within " + timeout.toSeconds() + " s (killed)");
       }
       byte[] stdout = out.get(5, TimeUnit.SECONDS);
-      String stderr = shortened(err.get(5, TimeUnit.SECONDS));
+      String stderr = redactedStderr(err.get(5, TimeUnit.SECONDS), stdout, env);
       if (process.exitValue() != 0) {
         throw new UnableToIssueCredentialException(
             what
@@ -180,8 +210,38 @@ public final class CommandIssuer {
     process.destroyForcibly();
   }
 
-  private static String shortened(byte[] stderr) {
-    String s = new String(stderr, StandardCharsets.UTF_8).strip().replaceAll("\\p{Cntrl}", " ");
-    return s.length() > 300 ? s.substring(0, 297) + "..." : s;
+  /**
+   * The start of the command's standard error as a message may carry it: with the secrets it could
+   * hold removed before it is cut (so a secret straddling the cut is still found whole) — the value
+   * it printed on standard output if it printed one (a command that minted, then failed), the
+   * values of the environment variables it was given whose names say secret ({@link #SECRET_NAME}),
+   * and every shape {@link Redactor} knows ({@code NAME=value} with a secret-sounding name, bearer
+   * headers, JWTs, AWS keys, Vault tokens...); then control characters made spaces, and at most
+   * {@value #STDERR_KEPT} characters kept.
+   */
+  static String redactedStderr(byte[] stderr, byte[] stdout, Map<String, String> env) {
+    List<String> secrets = new ArrayList<>();
+    String printed = new String(stdout, StandardCharsets.UTF_8).strip();
+    if (!printed.isEmpty()) {
+      secrets.add(printed);
+      try {
+        JsonNode value = JSON.readTree(stdout).path("value");
+        if (value.isTextual()) {
+          secrets.add(value.asText());
+        }
+      } catch (IOException e) {
+        // not JSON: the whole of what it printed is redacted, as above
+      }
+    }
+    env.forEach(
+        (name, value) -> {
+          if (!name.startsWith("AGENT_SANDBOX_") && SECRET_NAME.matcher(name).find()) {
+            secrets.add(value);
+          }
+        });
+    String redacted =
+        new Redactor(secrets).redact(new String(stderr, StandardCharsets.UTF_8)).strip();
+    String s = redacted.replaceAll("\\p{Cntrl}", " ");
+    return s.length() > STDERR_KEPT ? s.substring(0, STDERR_KEPT - 3) + "..." : s;
   }
 }

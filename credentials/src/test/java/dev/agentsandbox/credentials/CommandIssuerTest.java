@@ -3,6 +3,7 @@ package dev.agentsandbox.credentials;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Real shell scripts stand in for the operator's STS or Vault hook. */
 class CommandIssuerTest {
@@ -83,6 +85,96 @@ class CommandIssuerTest {
         .hasMessageContaining(expected)
         .hasMessageContaining("mint credential aws for run r1")
         .hasMessageNotContaining(SECRET);
+  }
+
+  /** A Vault token of the control plane's own, which its credential helper inherits. */
+  private static final String VAULT_TOKEN = "hvs.CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4";
+
+  /**
+   * A helper that fails loudly writes secrets to its standard error; the refusal's message (the API
+   * answer, the permanent audit row) keeps that stream's start, so each row's secret must be gone
+   * from it and the rest of the diagnostic kept.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "the control plane's VAULT_TOKEN as NAME=value | echo \"vault login failed:"
+            + " VAULT_TOKEN=$VAULT_TOKEN\" >&2; exit 2 | vault login failed: VAULT_TOKEN=[REDACTED]",
+        "a bare Vault token, no name | echo \"permission denied for $VAULT_TOKEN\" >&2; exit 2"
+            + " | permission denied for [REDACTED]",
+        "an inherited secret under a name the shapes do not know | echo \"cannot reach vault with"
+            + " $CP_SIGNING_SECRET\" >&2; exit 2 | cannot reach vault with [REDACTED]",
+        "the credential it minted, then failed | echo '{\"value\":\""
+            + SECRET
+            + "\",\"expires_at\":\"2026-11-30T12:05:00Z\"}'; echo \"lease write failed for "
+            + SECRET
+            + "\" >&2; exit 1 | lease write failed for [REDACTED]",
+        "what it printed though not JSON | echo '"
+            + SECRET
+            + "'; echo \"bad format: "
+            + SECRET
+            + "\" >&2; exit 1 | bad format: [REDACTED]",
+        "an AWS secret key as a header-style pair | echo \"aws_secret_access_key ="
+            + " wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\" >&2; exit 255"
+            + " | aws_secret_access_key = [REDACTED]",
+        "a bearer header | echo 'curl: sent Authorization: Bearer abcdefghijklmnopqrstuvwxyz' >&2;"
+            + " exit 22 | curl: sent [REDACTED]",
+      })
+  void secretsInAFailingHelpersStandardErrorAreRedacted(String why, String body, String kept)
+      throws Exception {
+    Path s = dir.resolve("mint.sh");
+    Files.writeString(s, "#!/bin/sh\n" + body + "\n");
+    Files.setPosixFilePermissions(s, PosixFilePermissions.fromString("rwx------"));
+    CommandIssuer issuer =
+        new CommandIssuer(
+            List.of(s.toString()),
+            Duration.ofSeconds(10),
+            CLOCK,
+            Map.of("VAULT_TOKEN", VAULT_TOKEN, "CP_SIGNING_SECRET", "0f1e2d3c4b5a69788796"));
+    assertThatThrownBy(() -> issuer.issue("aws", RUN))
+        .as(why)
+        .isInstanceOf(UnableToIssueCredentialException.class)
+        .hasMessageContaining("exit status")
+        .hasMessageContaining(kept)
+        .hasMessageNotContaining(VAULT_TOKEN)
+        .hasMessageNotContaining("CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4")
+        .hasMessageNotContaining("0f1e2d3c4b5a69788796")
+        .hasMessageNotContaining(SECRET)
+        .hasMessageNotContaining("wJalrXUtnFEMI")
+        .hasMessageNotContaining("abcdefghijklmnopqrstuvwxyz");
+  }
+
+  @Test
+  void aSecretStraddlingTheCutIsRedactedBeforeTheCut() throws Exception {
+    // 290 characters, then the token: cut first, its first characters would survive.
+    String padding = "x".repeat(290);
+    byte[] stderr = (padding + " " + VAULT_TOKEN).getBytes(StandardCharsets.UTF_8);
+    String kept = CommandIssuer.redactedStderr(stderr, new byte[0], Map.of());
+    assertThat(kept).doesNotContain("hvs.CAES").hasSizeLessThanOrEqualTo(300);
+  }
+
+  @ParameterizedTest(name = "{0} says secret")
+  @ValueSource(
+      strings = {
+        "VAULT_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "DB_PASSWORD",
+        "GITHUB_PAT",
+        "DATABASE_URL",
+        "SENTRY_DSN",
+        "OAUTH_CLIENT_CREDENTIALS",
+        "api_key"
+      })
+  void secretSoundingNames(String name) {
+    assertThat(CommandIssuer.SECRET_NAME.matcher(name).find()).isTrue();
+  }
+
+  @ParameterizedTest(name = "{0} does not")
+  @ValueSource(strings = {"PATH", "HOME", "LANG", "VAULT_ADDR", "USER", "SHELL"})
+  void ordinaryNames(String name) {
+    assertThat(CommandIssuer.SECRET_NAME.matcher(name).find()).isFalse();
   }
 
   @Test

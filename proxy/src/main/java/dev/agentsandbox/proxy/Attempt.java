@@ -1,5 +1,6 @@
 package dev.agentsandbox.proxy;
 
+import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.net.Reason;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;

@@ -1,5 +1,7 @@
 package dev.agentsandbox.proxy;
 
+import dev.agentsandbox.policy.event.DecisionRecord;
+
 /**
  * Receives every decision the proxy makes, in-process (the control plane turns them into audit
  * rows). Called on the proxy's event-loop threads, possibly concurrently: an implementation must be

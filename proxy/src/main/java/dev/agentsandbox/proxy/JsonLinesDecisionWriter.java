@@ -1,22 +1,19 @@
 package dev.agentsandbox.proxy;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.module.SimpleModule;
-import com.fasterxml.jackson.databind.ser.std.StdSerializer;
-import dev.agentsandbox.policy.net.Reason;
+import dev.agentsandbox.policy.event.DecisionRecord;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes each decision as one JSON line (snake_case fields, {@code "decision": "allow"|"deny"}) and
- * flushes it, so a reader tailing the file sees every decision as soon as it is made.
+ * Writes each decision as one JSON line, its wire form ({@link DecisionRecord#toTree()}: snake_case
+ * fields, {@code "decision": "allow"|"deny"}), and flushes it, so a reader tailing the file sees
+ * every decision as soon as it is made.
  *
  * <p>Thread-safe: lines from different event loops never interleave.
  */
@@ -38,30 +35,15 @@ public final class JsonLinesDecisionWriter implements DecisionListener, AutoClos
     this.mapper = newMapper();
   }
 
-  /** The mapper that renders a {@link DecisionRecord} as the documented JSON object. */
-  public static ObjectMapper newMapper() {
-    SimpleModule module = new SimpleModule("decisions");
-    module.addSerializer(new ToStringSerializer<>(Instant.class));
-    module.addSerializer(
-        new StdSerializer<Reason>(Reason.class) {
-          private static final long serialVersionUID = 1L;
-
-          @Override
-          public void serialize(
-              Reason value, JsonGenerator gen, com.fasterxml.jackson.databind.SerializerProvider p)
-              throws IOException {
-            gen.writeString(value.wireName());
-          }
-        });
-    return new ObjectMapper()
-        .registerModule(module)
-        .disable(SerializationFeature.FLUSH_AFTER_WRITE_VALUE);
+  /** A mapper that writes plain trees as compact JSON, flushing nothing by itself. */
+  private static ObjectMapper newMapper() {
+    return new ObjectMapper().disable(SerializationFeature.FLUSH_AFTER_WRITE_VALUE);
   }
 
   /** Renders one decision as a single JSON line without the newline. */
   public String render(DecisionRecord record) {
     try {
-      return mapper.writeValueAsString(record);
+      return mapper.writeValueAsString(record.toTree());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -90,21 +72,6 @@ public final class JsonLinesDecisionWriter implements DecisionListener, AutoClos
     out.flush();
     if (closeOut) {
       out.close();
-    }
-  }
-
-  private static final class ToStringSerializer<T> extends StdSerializer<T> {
-    private static final long serialVersionUID = 1L;
-
-    ToStringSerializer(Class<T> type) {
-      super(type);
-    }
-
-    @Override
-    public void serialize(
-        T value, JsonGenerator gen, com.fasterxml.jackson.databind.SerializerProvider p)
-        throws IOException {
-      gen.writeString(value.toString());
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.agentsandbox.proxy;
 
+import dev.agentsandbox.policy.event.DecisionRecord;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;

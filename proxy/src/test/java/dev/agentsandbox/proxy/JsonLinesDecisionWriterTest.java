@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.net.Reason;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -52,6 +53,15 @@ class JsonLinesDecisionWriterTest {
             "the host is not on the allow-list"));
     String[] lines = out.toString(StandardCharsets.UTF_8).split("\n");
     assertThat(lines).hasSize(2);
+    // Byte for byte what the proxy wrote before the record moved to policy.event: older control
+    // planes and pooled proxies of an earlier build read and write the same lines.
+    assertThat(lines[1])
+        .isEqualTo(
+            "{\"time\":\"2026-11-29T15:00:01Z\",\"run_id\":\"run-1\",\"client\":\"10.0.0.5:51001\","
+                + "\"method\":\"GET\",\"host\":\"evil.example\",\"port\":80,\"decision\":\"deny\","
+                + "\"reason\":\"not-allowed\",\"address\":null,\"bytes_up\":0,\"bytes_down\":0,"
+                + "\"duration_ms\":0,\"first\":false,\"end\":null,"
+                + "\"detail\":\"the host is not on the allow-list\"}");
     JsonNode allow = new ObjectMapper().readTree(lines[0]);
     assertThat(allow.fieldNames())
         .toIterable()

@@ -2,6 +2,7 @@ package dev.agentsandbox.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.net.Reason;
 import java.io.IOException;
 import java.io.InputStream;

@@ -6,6 +6,7 @@ import com.code_intelligence.jazzer.api.BugDetectors;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.agentsandbox.policy.AllowEntry;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.net.AddressPolicy;
 import dev.agentsandbox.policy.net.EgressDecider;
 import dev.agentsandbox.policy.net.InternalRanges;

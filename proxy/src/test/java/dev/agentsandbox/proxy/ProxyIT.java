@@ -3,6 +3,7 @@ package dev.agentsandbox.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.net.Reason;
 import java.io.InputStream;
 import java.io.OutputStream;

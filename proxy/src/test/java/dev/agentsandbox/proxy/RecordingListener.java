@@ -1,5 +1,6 @@
 package dev.agentsandbox.proxy;
 
+import dev.agentsandbox.policy.event.DecisionRecord;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -3,6 +3,7 @@ package dev.agentsandbox.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.net.AddressPolicy;
 import dev.agentsandbox.policy.net.EgressDecider;
 import dev.agentsandbox.policy.net.InternalRanges;

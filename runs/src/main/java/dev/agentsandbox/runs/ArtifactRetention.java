@@ -1,10 +1,10 @@
 package dev.agentsandbox.runs;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.artifacts.ArtifactStore;
 import dev.agentsandbox.artifacts.StoredArtifact;
-import dev.agentsandbox.store.AuditEvent;
+import dev.agentsandbox.policy.event.ArtifactsExpired;
+import dev.agentsandbox.runs.audit.RunTrail;
 import dev.agentsandbox.store.AuditLog;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunRepository;
@@ -25,15 +25,13 @@ import org.slf4j.LoggerFactory;
  * installation sharing the bucket, a store that was reset), is never touched.
  */
 public final class ArtifactRetention {
-  static final String EXPIRED = "agent_sandbox.artifacts.expired";
   private static final Logger LOG = LoggerFactory.getLogger(ArtifactRetention.class);
 
   private final ArtifactStore artifacts;
   private final Duration keep;
   private final RunRepository runs;
-  private final AuditLog audit;
+  private final RunTrail trail;
   private final Clock clock;
-  private final ObjectMapper json;
 
   public ArtifactRetention(
       ArtifactStore artifacts,
@@ -48,9 +46,8 @@ public final class ArtifactRetention {
     }
     this.keep = keep;
     this.runs = Objects.requireNonNull(runs, "runs");
-    this.audit = Objects.requireNonNull(audit, "audit");
+    this.trail = new RunTrail(audit);
     this.clock = Objects.requireNonNull(clock, "clock");
-    this.json = Objects.requireNonNull(json, "json");
   }
 
   /** One pass; returns the runs whose artifacts were deleted. */
@@ -64,13 +61,16 @@ public final class ArtifactRetention {
       }
       List<StoredArtifact> files = artifacts.list(runId);
       artifacts.deleteRun(runId);
-      ObjectNode data = json.createObjectNode();
-      data.put("store", artifacts.describe());
-      data.put("ended_at", run.get().endedAt().toString());
-      data.put("retention_seconds", keep.toSeconds());
-      data.put("files", files.size());
-      data.put("bytes", files.stream().mapToLong(StoredArtifact::size).sum());
-      audit.append(new AuditEvent(EXPIRED, "retention", run.get().agent(), runId, data));
+      trail.append(
+          "retention",
+          run.get().agent(),
+          runId,
+          new ArtifactsExpired(
+              artifacts.describe(),
+              run.get().endedAt(),
+              keep.toSeconds(),
+              files.size(),
+              files.stream().mapToLong(StoredArtifact::size).sum()));
       deleted.add(runId);
     }
     if (!deleted.isEmpty()) {

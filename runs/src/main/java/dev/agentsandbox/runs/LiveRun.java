@@ -24,6 +24,9 @@ final class LiveRun {
   final RunOutput output;
   final EgressRecorder egress;
 
+  /** The credentials minted for the run, revoked when its workload stops. */
+  final RunCredentials credentials;
+
   /**
    * Completed with the run's row once its result is final and recorded (exit status, outputs
    * collected, rows written), before its sandbox is removed: what a caller waiting for the run
@@ -52,6 +55,7 @@ final class LiveRun {
       Probe probe,
       RunOutput output,
       EgressRecorder egress,
+      RunCredentials credentials,
       RunRecord record,
       RunSlots.Slot slot,
       dev.agentsandbox.policy.config.OutputLimits outputs,
@@ -62,6 +66,7 @@ final class LiveRun {
     this.probe = probe;
     this.output = output;
     this.egress = egress;
+    this.credentials = credentials;
     this.record = record;
     this.slot = slot;
     this.outputs = outputs;

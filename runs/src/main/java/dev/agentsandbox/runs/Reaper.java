@@ -1,10 +1,10 @@
 package dev.agentsandbox.runs;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.backend.ReapReport;
 import dev.agentsandbox.backend.SandboxBackend;
-import dev.agentsandbox.store.AuditEvent;
+import dev.agentsandbox.policy.event.Reaped;
+import dev.agentsandbox.runs.audit.RunTrail;
 import dev.agentsandbox.store.AuditLog;
 import java.time.Clock;
 import java.util.List;
@@ -23,9 +23,8 @@ public final class Reaper {
 
   private final List<SandboxBackend> backends;
   private final Predicate<String> isLive;
-  private final AuditLog audit;
+  private final RunTrail trail;
   private final Clock clock;
-  private final ObjectMapper json;
 
   public Reaper(
       List<SandboxBackend> backends,
@@ -35,9 +34,8 @@ public final class Reaper {
       ObjectMapper json) {
     this.backends = List.copyOf(backends);
     this.isLive = isLive;
-    this.audit = audit;
+    this.trail = new RunTrail(audit);
     this.clock = clock;
-    this.json = json;
   }
 
   /** One pass over every backend that is available here; returns how many runs were reaped. */
@@ -55,11 +53,7 @@ public final class Reaper {
         continue;
       }
       for (String runId : report.removedRunIds()) {
-        ObjectNode data = json.createObjectNode();
-        data.put("by", "reaper");
-        data.put("backend", backend.name());
-        data.put("removed", true);
-        audit.append(new AuditEvent(RunLifecycle.TEARDOWN, "reaper", null, runId, data));
+        trail.append("reaper", null, runId, new Reaped(backend.name()));
         reaped++;
       }
       for (String problem : report.problems()) {

@@ -60,15 +60,33 @@ public record RunContractServices(CredentialMinter credentials, Optional<Artifac
    * @param artifacts where outputs are kept, if anywhere
    * @param jwt the JWT issuer, when signing keys are configured
    * @param commands registered credential commands by name
+   * @param revokers registered revoke commands, by the name of the credential command they revoke
+   *     for
    */
   public record Config(
       Optional<Artifacts> artifacts,
       Optional<dev.agentsandbox.credentials.JwtIssuer> jwt,
-      Map<String, dev.agentsandbox.credentials.CommandIssuer> commands) {
+      Map<String, dev.agentsandbox.credentials.CommandIssuer> commands,
+      Map<String, dev.agentsandbox.credentials.CommandRevoker> revokers) {
     public Config {
       Objects.requireNonNull(artifacts, "artifacts");
       Objects.requireNonNull(jwt, "jwt");
       commands = Map.copyOf(commands);
+      revokers = Map.copyOf(revokers);
+      for (String name : revokers.keySet()) {
+        if (!commands.containsKey(name)) {
+          throw new IllegalArgumentException(
+              "a revoke command is registered for " + name + ", which is no credential command");
+        }
+      }
+    }
+
+    /** Without revoke commands: command credentials live until their expiry. */
+    public Config(
+        Optional<Artifacts> artifacts,
+        Optional<dev.agentsandbox.credentials.JwtIssuer> jwt,
+        Map<String, dev.agentsandbox.credentials.CommandIssuer> commands) {
+      this(artifacts, jwt, commands, Map.of());
     }
 
     /** No artifact storage, no JWT keys, no commands: run tokens only. */
@@ -77,7 +95,7 @@ public record RunContractServices(CredentialMinter credentials, Optional<Artifac
     /** The services over {@code store}. */
     public RunContractServices services(Store store) {
       return new RunContractServices(
-          new CredentialMinter(store.tokens(), jwt, commands), artifacts);
+          new CredentialMinter(store.tokens(), jwt, commands, revokers), artifacts);
     }
   }
 }

@@ -2,25 +2,28 @@ package dev.agentsandbox.runs;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.credentials.IssuedCredential;
 import dev.agentsandbox.credentials.RunIdentity;
-import dev.agentsandbox.credentials.UnableToIssueCredentialException;
 import dev.agentsandbox.policy.config.CredentialSpec;
+import dev.agentsandbox.policy.event.CredentialsIssued;
+import dev.agentsandbox.policy.event.CredentialsRevoked;
+import dev.agentsandbox.policy.event.Launched;
+import dev.agentsandbox.policy.event.Refused;
+import dev.agentsandbox.policy.event.Revocation;
 import dev.agentsandbox.policy.run.Redactor;
-import dev.agentsandbox.store.AuditEvent;
+import dev.agentsandbox.runs.audit.RunTrail;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
-import dev.agentsandbox.store.UnableToAccessStoreException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 
 /**
@@ -29,17 +32,25 @@ import java.util.concurrent.ExecutorService;
  * Also writes the {@code agent_sandbox.refused} row of a refused request. Thread-safe.
  */
 final class RunLauncher {
-  static final String LAUNCH = "agent_sandbox.launch";
-  static final String REFUSED = "agent_sandbox.refused";
-  static final String CREDENTIALS_ISSUE = "agent_sandbox.credentials.issue";
-
   private final Store store;
+  private final RunTrail trail;
   private final RunSettings settings;
   private final Clock clock;
   private final ExecutorService executor;
   private final ObjectMapper json;
   private final RunLifecycle lifecycle;
   private final CredentialMinter minter;
+  private final Admitting admitting;
+
+  /**
+   * What a request is admitted by and where an admitted run goes.
+   *
+   * @param admission decides each request
+   * @param slots the run slots
+   * @param pool the warm sandboxes an admission may take
+   * @param live where a launched run is entered
+   */
+  record Admitting(RunAdmission admission, RunSlots slots, WarmPool pool, LiveRuns live) {}
 
   RunLauncher(
       Store store,
@@ -48,14 +59,33 @@ final class RunLauncher {
       ExecutorService executor,
       ObjectMapper json,
       RunLifecycle lifecycle,
-      CredentialMinter minter) {
+      CredentialMinter minter,
+      Admitting admitting) {
     this.minter = minter;
+    this.admitting = admitting;
     this.store = store;
     this.settings = settings;
     this.clock = clock;
     this.executor = executor;
     this.json = json;
     this.lifecycle = lifecycle;
+    this.trail = new RunTrail(store.audit());
+  }
+
+  /**
+   * Admits or refuses the request (the refusal audited, then thrown) and launches what is admitted;
+   * a run that took a warm sandbox has its replacement prepared on the executor.
+   */
+  LiveRun admitAndLaunch(String actor, RunRequest request) {
+    return switch (admitting.admission().admit(request, admitting.slots(), admitting.pool())) {
+      case Admission.Refused refused -> throw refuse(actor, request, refused.refusal());
+      case Admission.Admitted admitted -> {
+        if (admitted.warm().isPresent()) {
+          executor.execute(admitting.pool()::refill); // prepare its replacement
+        }
+        yield launch(actor, request, admitted, admitting.live());
+      }
+    };
   }
 
   /**
@@ -65,24 +95,26 @@ final class RunLauncher {
   LiveRun launch(String actor, RunRequest request, Admission.Admitted admitted, LiveRuns live) {
     RunSpec spec = admitted.spec();
     Instant deadline = clock.instant().plus(spec.ttl());
+    RunIdentity identity = new RunIdentity(spec.runId(), spec.agent(), spec.runLabels(), deadline);
     List<IssuedCredential> minted;
     try {
       // Minted before the run exists in the store: a credential that cannot be had refuses the
       // run, like any other admission check, with nothing created.
-      minted =
-          minter.mint(
-              admitted.agent().credentials(),
-              new RunIdentity(spec.runId(), spec.agent(), spec.runLabels(), deadline));
-    } catch (UnableToIssueCredentialException | UnableToAccessStoreException e) {
+      minted = minter.mint(admitted.agent().credentials(), identity);
+    } catch (UnableToMintCredentialsException e) {
       abandon(admitted);
+      // What was minted before the failure was revoked; the refusal row says what became of it.
       throw refuse(
           actor,
           request,
           new RunRefusedException(
               Refusal.CREDENTIAL_REFUSED,
               "running agent " + spec.agent() + ": " + e.getMessage(),
-              List.of(e.getMessage())));
+              List.of(e.getMessage())),
+          e.revocations());
     }
+    RunCredentials credentials =
+        new RunCredentials(admitted.agent().credentials(), identity, minted);
     spec = spec.withCredentials(minted.stream().map(c -> delivered(admitted, c)).toList());
     try {
       List<String> secrets = new ArrayList<>(spec.env().values());
@@ -95,7 +127,7 @@ final class RunLauncher {
               admitted.selection().backend().name(),
               admitted.selection().probe().runtime(),
               RunStatus.PENDING,
-              command(redactor, spec.command()),
+              commandNode(redactor, spec.command()),
               clock.instant(),
               null,
               null,
@@ -107,25 +139,9 @@ final class RunLauncher {
       // The launch row is committed before anything is created (docs/architecture.md invariant
       // 10): a run the audit log does not know about never starts.
       store.runs().insert(record, spec.runLabels());
-      store
-          .audit()
-          .append(
-              new AuditEvent(
-                  LAUNCH,
-                  actor,
-                  spec.agent(),
-                  spec.runId(),
-                  launchData(spec, admitted, record, redactor)));
+      trail.append(actor, spec.agent(), spec.runId(), launched(spec, admitted, record, redactor));
       if (!minted.isEmpty()) {
-        store
-            .audit()
-            .append(
-                new AuditEvent(
-                    CREDENTIALS_ISSUE,
-                    actor,
-                    spec.agent(),
-                    spec.runId(),
-                    credentialsData(admitted, minted)));
+        trail.append(actor, spec.agent(), spec.runId(), issued(admitted, minted));
       }
       LiveRun run =
           new LiveRun(
@@ -135,7 +151,15 @@ final class RunLauncher {
               admitted.selection().probe(),
               new RunOutput(redactor, settings.tailBytes()),
               new EgressRecorder(
-                  spec.runId(), spec.agent(), actor, store.audit(), json, settings.decisionsKept()),
+                  spec.runId(),
+                  spec.agent(),
+                  actor,
+                  trail,
+                  json,
+                  settings.decisionsKept(),
+                  EgressRecorder.Limits.DEFAULT,
+                  clock),
+              credentials,
               record,
               admitted.slot(),
               admitted.agent().outputs(),
@@ -150,8 +174,9 @@ final class RunLauncher {
       return run;
     } catch (RuntimeException e) {
       // Nothing was created; a row already written stays pending and is recovered at next start.
-      minter.revoke(spec.runId());
+      List<Revocation> revoked = minter.revoke(credentials.specs(), identity, minted);
       abandon(admitted);
+      recordRevocation(actor, spec, revoked);
       throw e;
     }
   }
@@ -186,70 +211,96 @@ final class RunLauncher {
     return new RunCredential(c.name(), c.value(), spec.env(), c.expiresAt());
   }
 
-  /** The {@code agent_sandbox.credentials.issue} row: names, sources and expiries, never values. */
-  private ObjectNode credentialsData(Admission.Admitted admitted, List<IssuedCredential> minted) {
-    ObjectNode data = json.createObjectNode();
-    ArrayNode list = data.putArray("credentials");
-    for (IssuedCredential c : minted) {
-      CredentialSpec spec = admitted.agent().credentials().get(c.name());
-      ObjectNode row = list.addObject();
-      row.put("name", c.name());
-      row.put("source", c.source());
-      spec.audience().ifPresent(a -> row.put("audience", a));
-      spec.command().ifPresent(a -> row.put("command", a));
-      spec.env().ifPresent(a -> row.put("env", a));
-      row.put("expires_at", c.expiresAt().toString());
+  /** Best effort: the launch failed for a reason that may also stop this row. */
+  private void recordRevocation(String actor, RunSpec spec, List<Revocation> revoked) {
+    if (revoked.isEmpty()) {
+      return;
     }
-    return data;
+    try {
+      trail.append(
+          actor,
+          spec.agent(),
+          spec.runId(),
+          new CredentialsRevoked(CredentialsRevoked.Stage.RUN, revoked));
+    } catch (RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(RunLauncher.class)
+          .warn(
+              "run {}: recording its revoked credentials failed: {}", spec.runId(), e.getMessage());
+    }
+  }
+
+  /** The {@code agent_sandbox.credentials.issue} row: names, sources and expiries, never values. */
+  private static CredentialsIssued issued(
+      Admission.Admitted admitted, List<IssuedCredential> minted) {
+    return new CredentialsIssued(
+        minted.stream()
+            .map(
+                c -> {
+                  CredentialSpec spec = admitted.agent().credentials().get(c.name());
+                  return new CredentialsIssued.Credential(
+                      c.name(),
+                      c.source(),
+                      spec.audience(),
+                      spec.command(),
+                      spec.env(),
+                      c.expiresAt());
+                })
+            .toList());
   }
 
   /** Audits the refusal and returns it, for the caller to throw. */
   RunRefusedException refuse(String actor, RunRequest request, RunRefusedException e) {
-    ObjectNode data = json.createObjectNode();
-    data.put("reason", e.refusal().code());
-    data.put("message", e.getMessage());
-    ArrayNode problems = data.putArray("problems");
-    e.problems().forEach(problems::add);
-    ArrayNode keys = data.putArray("env_keys");
-    request.env().keySet().stream().sorted().forEach(keys::add);
-    data.set("command", command(new Redactor(request.env().values()), request.command()));
-    store.audit().append(new AuditEvent(REFUSED, actor, request.agent(), null, data));
+    return refuse(actor, request, e, List.of());
+  }
+
+  private RunRefusedException refuse(
+      String actor, RunRequest request, RunRefusedException e, List<Revocation> revocations) {
+    trail.append(
+        actor,
+        request.agent(),
+        null,
+        new Refused(
+            e.refusal().code(),
+            e.getMessage(),
+            e.problems(),
+            request.env().keySet().stream().sorted().toList(),
+            command(new Redactor(request.env().values()), request.command()),
+            revocations));
     return e;
   }
 
-  /**
-   * The {@code agent_sandbox.launch} row's data: what was launched, where, and under which caps.
-   */
-  private ObjectNode launchData(
+  /** The {@code agent_sandbox.launch} row: what was launched, where, and under which caps. */
+  private static Launched launched(
       RunSpec spec, Admission.Admitted admitted, RunRecord record, Redactor redactor) {
     Probe probe = admitted.selection().probe();
-    ObjectNode data = json.createObjectNode();
-    data.put("backend", record.backend());
-    data.put("runtime", probe.runtime());
-    data.put("isolation", probe.isolation().name().toLowerCase(Locale.ROOT));
-    data.put("image", spec.image());
-    data.set("command", command(redactor, spec.command()));
-    ArrayNode envKeys = data.putArray("env_keys");
-    spec.env().keySet().stream().sorted().forEach(envKeys::add);
-    ArrayNode allow = data.putArray("effective_allow");
-    spec.egress().effective().asStrings().forEach(allow::add);
-    data.put("ttl_seconds", spec.ttl().toSeconds());
-    ObjectNode resources = data.putObject("resources");
-    resources.put("cpus", spec.resources().cpus());
-    resources.put("memory_mb", spec.resources().memoryMb());
-    resources.put("pids", spec.resources().pids());
-    data.put("require_runtime_class", spec.requireRuntimeClass());
-    data.put("expires_at", spec.expiresAt().toString());
-    // Which runs used a warm sandbox, and how old its policy was when the run took it.
-    data.put("warm", admitted.warm().isPresent());
-    admitted.warm().ifPresent(w -> data.put("warm_prepared_at", w.preparedAt().toString()));
-    return data;
+    return new Launched(
+        record.backend(),
+        probe.runtime(),
+        probe.isolation().name().toLowerCase(Locale.ROOT),
+        spec.image(),
+        command(redactor, spec.command()),
+        spec.env().keySet().stream().sorted().toList(),
+        spec.egress().effective().asStrings(),
+        spec.ttl().toSeconds(),
+        new Launched.Resources(
+            spec.resources().cpus(), spec.resources().memoryMb(), spec.resources().pids()),
+        spec.requireRuntimeClass(),
+        spec.expiresAt(),
+        // Which runs used a warm sandbox, and how old its policy was when the run took it.
+        admitted.warm().isPresent(),
+        admitted.warm().map(WarmPool.Warm::preparedAt),
+        Optional.empty());
   }
 
-  /** The command as it may be stored and audited: secrets in arguments redacted. */
-  private ArrayNode command(Redactor redactor, List<String> command) {
+  /** The command as it may be audited: secrets in arguments redacted. */
+  private static List<String> command(Redactor redactor, List<String> command) {
+    return command.stream().map(redactor::redact).toList();
+  }
+
+  /** The command as it may be stored in the run's row: secrets in arguments redacted. */
+  private ArrayNode commandNode(Redactor redactor, List<String> command) {
     ArrayNode out = json.createArrayNode();
-    command.forEach(arg -> out.add(redactor.redact(arg)));
+    command(redactor, command).forEach(out::add);
     return out;
   }
 }

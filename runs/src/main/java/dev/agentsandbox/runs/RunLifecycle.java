@@ -1,17 +1,34 @@
 package dev.agentsandbox.runs;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.agentsandbox.artifacts.CollectedOutputs;
+import dev.agentsandbox.artifacts.OutputCaps;
+import dev.agentsandbox.artifacts.StoredArtifact;
 import dev.agentsandbox.backend.Completion;
+import dev.agentsandbox.backend.RunContract;
 import dev.agentsandbox.backend.Sandbox;
-import dev.agentsandbox.store.AuditEvent;
+import dev.agentsandbox.policy.event.ArtifactsCollected;
+import dev.agentsandbox.policy.event.ArtifactsNotCollected;
+import dev.agentsandbox.policy.event.CredentialsRevoked;
+import dev.agentsandbox.policy.event.Failed;
+import dev.agentsandbox.policy.event.ProxyDied;
+import dev.agentsandbox.policy.event.Revocation;
+import dev.agentsandbox.policy.event.RunEvent;
+import dev.agentsandbox.policy.event.RuntimeMismatched;
+import dev.agentsandbox.policy.event.Started;
+import dev.agentsandbox.policy.event.TimedOut;
+import dev.agentsandbox.policy.event.TornDown;
+import dev.agentsandbox.runs.audit.RunTrail;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
+import java.io.IOException;
+import java.io.InputStream;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,18 +39,11 @@ import org.slf4j.LoggerFactory;
  * every path and audit it ({@link LiveRun#done}).
  */
 final class RunLifecycle {
-  static final String FAILURE = "agent_sandbox.failure";
-  static final String TIMEOUT = "agent_sandbox.timeout";
-  static final String RUNTIME_MISMATCH = "agent_sandbox.runtime_mismatch";
-  static final String PROXY_DIED = "agent_sandbox.proxy_died";
-  static final String TEARDOWN = "agent_sandbox.teardown";
-  static final String ARTIFACTS = "agent_sandbox.artifacts";
-  static final String STARTED = "agent_sandbox.started";
   private static final Logger LOG = LoggerFactory.getLogger(RunLifecycle.class);
 
   private final Store store;
   private final Clock clock;
-  private final ObjectMapper json;
+  private final RunTrail trail;
   private final Consumer<LiveRun> retire;
   private final RunContractServices contract;
 
@@ -45,7 +55,7 @@ final class RunLifecycle {
       RunContractServices contract) {
     this.store = store;
     this.clock = clock;
-    this.json = json;
+    this.trail = new RunTrail(store.audit());
     this.retire = retire;
     this.contract = contract;
   }
@@ -65,13 +75,8 @@ final class RunLifecycle {
       store.runs().update(run.update(r -> r.started(runtime, started)));
       // What actually runs, now that the backend has created it: the launch row was written
       // before anything existed, so the image's content id can only be known here.
-      ObjectNode data = json.createObjectNode();
-      data.put("runtime", runtime);
-      data.put("image", run.spec.image());
-      sandbox.imageId().ifPresent(id -> data.put("image_id", id));
       // Which runs were built on a proxy-pool standby (docs/backends/docker.md, "Proxy pool").
-      sandbox.pooledProxy().ifPresent(id -> data.put("proxy_pool", id));
-      store.audit().append(new AuditEvent(STARTED, run.actor, run.spec.agent(), run.runId(), data));
+      record(run, new Started(runtime, run.spec.image(), sandbox.imageId(), sandbox.pooledProxy()));
       stage = "await";
       completion = sandbox.await(deadline);
     } catch (InterruptedException e) {
@@ -121,6 +126,13 @@ final class RunLifecycle {
       }
     }
     try {
+      // The proxy is gone with the sandbox: no refusal can follow the last count.
+      run.egress.finish();
+    } catch (RuntimeException e) {
+      LOG.error(
+          "run {}: recording its counted egress refusals failed: {}", run.runId(), e.getMessage());
+    }
+    try {
       if (result != null) {
         recordTeardown(run, result, sandbox != null, teardownProblem);
       }
@@ -159,33 +171,17 @@ final class RunLifecycle {
     String tail = run.output.tail();
     run.detail(completion.detail());
     RunRecord record = run.update(r -> r.ended(status, ended, exit, endReason, tail));
-    if (end == Completion.End.DEADLINE) {
-      ObjectNode data = json.createObjectNode();
-      data.put("ttl_seconds", run.spec.ttl().toSeconds());
-      data.put("detail", completion.detail());
-      store.audit().append(new AuditEvent(TIMEOUT, run.actor, run.spec.agent(), run.runId(), data));
-    } else if (end == Completion.End.RUNTIME_MISMATCH) {
+    String detail = completion.detail();
+    switch (end) {
+      case DEADLINE -> record(run, new TimedOut(run.spec.ttl().toSeconds(), detail));
       // Its own row: the isolation the run was launched for was not there, so nothing ran.
-      ObjectNode data = json.createObjectNode();
-      data.put("backend", record.backend());
-      data.put("expected_runtime", record.runtime());
-      data.put("message", completion.detail());
-      store
-          .audit()
-          .append(new AuditEvent(RUNTIME_MISMATCH, run.actor, run.spec.agent(), run.runId(), data));
-    } else if (end == Completion.End.PROXY_DIED) {
+      case RUNTIME_MISMATCH ->
+          record(run, new RuntimeMismatched(record.backend(), record.runtime(), detail));
       // Its own row: the fence's proxy stopped under a running workload, which was then stopped.
-      ObjectNode data = json.createObjectNode();
-      data.put("backend", record.backend());
-      data.put("message", completion.detail());
-      store
-          .audit()
-          .append(new AuditEvent(PROXY_DIED, run.actor, run.spec.agent(), run.runId(), data));
-    } else if (end == Completion.End.ERROR) {
-      ObjectNode data = json.createObjectNode();
-      data.put("stage", launched ? "run" : "launch");
-      data.put("message", completion.detail());
-      store.audit().append(new AuditEvent(FAILURE, run.actor, run.spec.agent(), run.runId(), data));
+      case PROXY_DIED -> record(run, new ProxyDied(record.backend(), detail));
+      case ERROR ->
+          record(run, new Failed(launched ? Failed.Stage.RUN : Failed.Stage.LAUNCH, detail));
+      case EXIT, KILLED -> {}
     }
     store.runs().update(record);
     return record;
@@ -197,31 +193,56 @@ final class RunLifecycle {
    */
   private void recordTeardown(
       LiveRun run, RunRecord record, boolean launched, String teardownProblem) {
-    ObjectNode data = json.createObjectNode();
-    data.put("end", record.endReason());
-    if (record.exitStatus() != null) {
-      data.put("exit_status", record.exitStatus());
-    }
-    data.put("backend", record.backend());
-    data.put("runtime", record.runtime());
-    data.put("removed", launched && teardownProblem == null);
-    if (!launched) {
-      data.put("note", "the launch failed; the backend removed what it had created");
-    }
-    if (teardownProblem != null) {
-      data.put("problem", teardownProblem + " (the reaper removes what is left)");
-    }
-    data.put("output_bytes", run.output.totalBytes());
-    data.put("egress_decisions", run.egress.decisions().size() + run.egress.dropped());
-    store.audit().append(new AuditEvent(TEARDOWN, run.actor, run.spec.agent(), run.runId(), data));
+    record(
+        run,
+        new TornDown(
+            record.endReason(),
+            Optional.ofNullable(record.exitStatus()),
+            record.backend(),
+            record.runtime(),
+            launched && teardownProblem == null,
+            launched
+                ? Optional.empty()
+                : Optional.of("the launch failed; the backend removed what it had created"),
+            Optional.ofNullable(teardownProblem)
+                .map(problem -> problem + " (the reaper removes what is left)"),
+            run.output.totalBytes(),
+            run.egress.decisions().size() + run.egress.dropped(),
+            Optional.of(run.egress.totals())));
   }
 
+  private void record(LiveRun run, RunEvent event) {
+    trail.append(run.actor, run.spec.agent(), run.runId(), event);
+  }
+
+  /**
+   * Revokes what the run was given and records what became of each credential; a credential that
+   * could not be revoked is named with why (docs/runs.md, "Credentials"). A run token left valid by
+   * a failure here is revoked by a later reaper pass ({@link CredentialMinter#sweepRunTokens}).
+   */
   private void revokeCredentials(LiveRun run) {
+    RunCredentials credentials = run.credentials;
+    if (credentials.minted().isEmpty()) {
+      return;
+    }
+    List<Revocation> revoked =
+        contract
+            .credentials()
+            .revoke(credentials.specs(), credentials.identity(), credentials.minted());
+    revoked.stream()
+        .filter(Revocation::live)
+        .forEach(
+            r ->
+                LOG.warn(
+                    "run {}: credential {} not revoked: {}",
+                    run.runId(),
+                    r.name(),
+                    r.problem().orElse("")));
     try {
-      contract.credentials().revoke(run.runId());
+      record(run, new CredentialsRevoked(CredentialsRevoked.Stage.RUN, revoked));
     } catch (RuntimeException e) {
-      // The run token still expires at the deadline; say so rather than hide it.
-      LOG.warn("run {}: revoking its token failed: {}", run.runId(), e.getMessage());
+      LOG.error(
+          "run {}: recording its revoked credentials failed: {}", run.runId(), e.getMessage());
     }
   }
 
@@ -231,83 +252,55 @@ final class RunLifecycle {
    * collect, and a collection that failed are recorded as such.
    */
   private void collectOutputs(LiveRun run, Sandbox sandbox) {
-    ObjectNode data = json.createObjectNode();
-    data.put("collected", false);
+    RunEvent event;
     try {
-      if (contract.artifacts().isEmpty()) {
-        data.put("reason", "no artifact storage is configured on this control plane");
-      } else if (sandbox == null) {
-        data.put("reason", "the sandbox was never launched");
-      } else {
-        RunContractServices.Artifacts artifacts = contract.artifacts().get();
-        java.util.Optional<java.io.InputStream> archive = sandbox.outputs();
-        if (archive.isEmpty()) {
-          data.put("reason", "the " + run.backend.name() + " backend does not collect outputs");
-        } else {
-          dev.agentsandbox.artifacts.CollectedOutputs collected;
-          try (java.io.InputStream in = archive.get()) {
-            collected =
-                artifacts
-                    .collector()
-                    .collect(
-                        run.runId(),
-                        in,
-                        dev.agentsandbox.backend.RunContract.OUT_ARCHIVE_FOLDER,
-                        new dev.agentsandbox.artifacts.OutputCaps(
-                            run.outputs.maxBytes(), run.outputs.maxFiles()));
-          }
-          data.put("collected", true);
-          data.put("store", artifacts.store().describe());
-          data.put("bytes", collected.keptBytes());
-          com.fasterxml.jackson.databind.node.ArrayNode files = data.putArray("files");
-          for (dev.agentsandbox.artifacts.StoredArtifact a : collected.kept()) {
-            files.addObject().put("path", a.path()).put("size", a.size()).put("sha256", a.sha256());
-          }
-          com.fasterxml.jackson.databind.node.ArrayNode dropped = data.putArray("dropped");
-          for (var d : collected.dropped()) {
-            dropped.addObject().put("path", d.path()).put("reason", d.reason().wireName());
-          }
-          data.put("dropped_count", collected.droppedCount());
-        }
-      }
-    } catch (java.io.IOException | RuntimeException e) {
+      event = collect(run, sandbox);
+    } catch (IOException | RuntimeException e) {
       LOG.warn("run {}: collecting its outputs failed: {}", run.runId(), e.getMessage());
-      data.put("collected", false);
-      data.put("reason", "collecting the outputs failed: " + bounded(e.getMessage()));
+      event =
+          new ArtifactsNotCollected("collecting the outputs failed: " + bounded(e.getMessage()));
     }
     try {
-      store
-          .audit()
-          .append(new AuditEvent(ARTIFACTS, run.actor, run.spec.agent(), run.runId(), data));
+      record(run, event);
     } catch (RuntimeException e) {
       LOG.error("run {}: recording its artifacts failed: {}", run.runId(), e.getMessage());
     }
   }
 
-  /** Marks runs this instance left live, or whose expiry passed, as failed. */
-  int recover(String instanceId, Set<String> liveHere) {
-    Instant now = clock.instant();
-    int recovered = 0;
-    for (RunRecord r : store.runs().active()) {
-      if (liveHere.contains(r.runId())) {
-        continue;
-      }
-      boolean mine = instanceId.equals(r.owner());
-      if (!mine && r.expiresAt().isAfter(now)) {
-        continue;
-      }
-      String why =
-          mine
-              ? "the control plane that owned the run stopped while the run was live"
-              : "the run outlived its expiry without its control plane recording an end";
-      ObjectNode data = json.createObjectNode();
-      data.put("stage", "recovery");
-      data.put("message", why);
-      store.audit().append(new AuditEvent(FAILURE, "control-plane", r.agent(), r.runId(), data));
-      store.runs().update(r.ended(RunStatus.FAILED, now, r.exitStatus(), "error", null));
-      recovered++;
+  private RunEvent collect(LiveRun run, Sandbox sandbox) throws IOException {
+    if (contract.artifacts().isEmpty()) {
+      return new ArtifactsNotCollected("no artifact storage is configured on this control plane");
     }
-    return recovered;
+    if (sandbox == null) {
+      return new ArtifactsNotCollected("the sandbox was never launched");
+    }
+    RunContractServices.Artifacts artifacts = contract.artifacts().get();
+    Optional<InputStream> archive = sandbox.outputs();
+    if (archive.isEmpty()) {
+      return new ArtifactsNotCollected(
+          "the " + run.backend.name() + " backend does not collect outputs");
+    }
+    CollectedOutputs collected;
+    try (InputStream in = archive.get()) {
+      collected =
+          artifacts
+              .collector()
+              .collect(
+                  run.runId(),
+                  in,
+                  RunContract.OUT_ARCHIVE_FOLDER,
+                  new OutputCaps(run.outputs.maxBytes(), run.outputs.maxFiles()));
+    }
+    return new ArtifactsCollected(
+        artifacts.store().describe(),
+        collected.keptBytes(),
+        collected.kept().stream()
+            .map((StoredArtifact a) -> new ArtifactsCollected.File(a.path(), a.size(), a.sha256()))
+            .toList(),
+        collected.dropped().stream()
+            .map(d -> new ArtifactsCollected.Dropped(d.path(), d.reason().wireName()))
+            .toList(),
+        collected.droppedCount());
   }
 
   static String bounded(String message) {

@@ -1,11 +1,10 @@
 package dev.agentsandbox.runs;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.SandboxPlan;
-import dev.agentsandbox.policy.run.Redactor;
-import dev.agentsandbox.store.AuditEvent;
+import dev.agentsandbox.runs.audit.RunTimeline;
+import dev.agentsandbox.runs.audit.RunTrail;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
@@ -14,7 +13,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 
@@ -25,22 +23,19 @@ import java.util.concurrent.ExecutorService;
  * runs. Thread-safe.
  */
 public final class RunService {
-  static final String KILL = "agent_sandbox.kill";
-
   /** How much longer than {@code wait} shutdown waits for warm sandboxes being prepared. */
   static final Duration WARM_PREPARATION_BOUND = Duration.ofSeconds(60);
 
   private final Store store;
   private final RunSettings settings;
   private final Clock clock;
-  private final ObjectMapper json; // audit-row data only; the API's JSON is the server's
+  private final RunAnswers answers;
+  private final RunRecovery recovery;
   private final RunAdmission admission;
   private final RunSlots slots;
   private final RunLauncher launcher;
-  private final RunLifecycle lifecycle;
   private final LiveRuns live;
   private final WarmPool pool;
-  private final ExecutorService executor;
 
   /** A run service whose runs get credentials and keep outputs as {@code contract} says. */
   public RunService(
@@ -56,17 +51,26 @@ public final class RunService {
     this.store = store;
     this.settings = settings;
     this.clock = clock;
-    this.json = json;
+    RunTrail trail = new RunTrail(store.audit());
     this.live = new LiveRuns(settings.finishedRunsKept());
+    this.answers = new RunAnswers(store, live, trail, clock, settings.tailBytes());
+    this.recovery = new RunRecovery(store, trail, contract.credentials(), clock);
     this.admission = new RunAdmission(configs, selector, operator, contract.credentials(), clock);
     this.slots = new RunSlots(settings.maxConcurrentRuns());
-    this.executor = executor;
     this.pool =
         new WarmPool(
             configs, selector, slots, admission::template, executor, clock, settings.warmMaxIdle());
-    this.lifecycle = new RunLifecycle(store, clock, json, live::retire, contract);
+    RunLifecycle lifecycle = new RunLifecycle(store, clock, json, live::retire, contract);
     this.launcher =
-        new RunLauncher(store, settings, clock, executor, json, lifecycle, contract.credentials());
+        new RunLauncher(
+            store,
+            settings,
+            clock,
+            executor,
+            json,
+            lifecycle,
+            contract.credentials(),
+            new RunLauncher.Admitting(admission, slots, pool, live));
   }
 
   /** What a run of this request would create, creating nothing; see {@link RunAdmission#plan}. */
@@ -84,7 +88,7 @@ public final class RunService {
    *     has been written
    */
   public String start(String actor, RunRequest request) {
-    return launch(actor, request).runId();
+    return launcher.admitAndLaunch(actor, request).runId();
   }
 
   /**
@@ -92,7 +96,7 @@ public final class RunService {
    * sandbox is removed after this returns, and its {@code agent_sandbox.teardown} row follows.
    */
   public RunView run(String actor, RunRequest request) throws InterruptedException {
-    LiveRun run = launch(actor, request);
+    LiveRun run = launcher.admitAndLaunch(actor, request);
     try {
       run.ended.get();
     } catch (ExecutionException e) {
@@ -101,48 +105,14 @@ public final class RunService {
     return view(run.runId());
   }
 
-  private LiveRun launch(String actor, RunRequest request) {
-    return switch (admission.admit(request, slots, pool)) {
-      case Admission.Refused refused -> throw launcher.refuse(actor, request, refused.refusal());
-      case Admission.Admitted admitted -> {
-        if (admitted.warm().isPresent()) {
-          executor.execute(pool::refill); // prepare its replacement
-        }
-        yield launcher.launch(actor, request, admitted, live);
-      }
-    };
-  }
-
   /** Asks a live run to stop; false when it had already ended, RunNotFoundException if none. */
   public boolean kill(String actor, String runId) {
-    LiveRun run = live.live(runId).orElse(null);
-    if (run == null) {
-      if (RunIds.valid(runId) && store.runs().find(runId).isPresent()) {
-        return false;
-      }
-      throw new RunNotFoundException(runId);
-    }
-    if (run.ended.isDone()) {
-      return false; // its result is recorded; only its removal is left
-    }
-    ObjectNode data = json.createObjectNode();
-    data.put("requested_by", actor);
-    store.audit().append(new AuditEvent(KILL, actor, run.spec.agent(), runId, data));
-    return run.kill();
-  }
-
-  private RunRecord stored(String runId) {
-    return (RunIds.valid(runId) ? store.runs().find(runId) : Optional.<RunRecord>empty())
-        .orElseThrow(() -> new RunNotFoundException(runId));
+    return answers.kill(actor, runId);
   }
 
   /** The run's state and, once it ended, its result. */
   public RunView view(String runId) {
-    Optional<LiveRun> known = live.held(runId);
-    if (known.isPresent()) {
-      return RunViews.run(known.get());
-    }
-    return RunViews.stored(json, stored(runId), store.audit());
+    return answers.view(runId);
   }
 
   /**
@@ -150,18 +120,12 @@ public final class RunService {
    * stored tail as output that has already ended.
    */
   public RunOutput output(String runId) {
-    Optional<LiveRun> known = live.held(runId);
-    if (known.isPresent()) {
-      return known.get().output;
-    }
-    RunRecord record = stored(runId);
-    // Already redacted when it was stored; a second pass with no env values changes nothing.
-    RunOutput stored = new RunOutput(new Redactor(List.of()), settings.tailBytes());
-    if (record.outputTail() != null) {
-      stored.append(record.outputTail().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    }
-    stored.close();
-    return stored;
+    return answers.output(runId);
+  }
+
+  /** The run's timeline from the audit log alone (docs/runs.md, "The timeline"). */
+  public RunTimeline timeline(String runId) {
+    return answers.timeline(runId);
   }
 
   /**
@@ -171,14 +135,7 @@ public final class RunService {
    * expiry label passes, never earlier, so control planes do not reap each other.
    */
   public boolean isLive(String runId) {
-    if (live.live(runId).isPresent() || !RunIds.valid(runId)) {
-      return true;
-    }
-    return store
-        .runs()
-        .find(runId)
-        .map(r -> r.status().active() && r.expiresAt().isAfter(clock.instant()))
-        .orElse(true);
+    return answers.isLive(runId);
   }
 
   /**
@@ -203,7 +160,16 @@ public final class RunService {
    * failed, each with an {@code agent_sandbox.failure} row; their resources are the reaper's.
    */
   public int recover() {
-    return lifecycle.recover(settings.instanceId(), live.liveIds());
+    return recovery.recover(settings.instanceId(), live.liveIds());
+  }
+
+  /**
+   * Revokes the run tokens still valid of runs that are over (a revocation that failed, a crash
+   * before one), each recorded as its run's {@code agent_sandbox.credentials.revoke} row; the
+   * control plane calls it on every reaper pass. Returns how many it revoked.
+   */
+  public int sweepRunTokens() {
+    return recovery.sweepRunTokens(this::isLive);
   }
 
   /**
@@ -229,12 +195,7 @@ public final class RunService {
 
   /** Per agent, warm sandboxes ready and being prepared: {@code {agent: {state: count}}}. */
   public Map<String, Map<String, Integer>> warmSandboxes() {
-    Map<String, Map<String, Integer>> out = new java.util.TreeMap<>();
-    pool.counts()
-        .forEach(
-            (agent, counts) ->
-                out.put(agent, Map.of("ready", counts.ready(), "preparing", counts.preparing())));
-    return out;
+    return pool.countsByState();
   }
 
   /** How many warm sandboxes left the pool since start, by outcome (handed_over, drained, ...). */

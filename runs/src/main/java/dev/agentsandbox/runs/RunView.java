@@ -1,9 +1,9 @@
 package dev.agentsandbox.runs;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.store.RunRecord;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -15,9 +15,9 @@ import java.util.Optional;
  * @param live what only a live or recently finished run of this control plane knows; empty for a
  *     stored run
  * @param outputTail the redacted tail of the run's output
- * @param egress the proxy's decisions, oldest first, each an object with its {@code decision}
- *     field: all that were kept for a live run; for a stored run, those the audit log holds (every
- *     refusal and the first allow per host)
+ * @param egress the proxy's decisions, oldest first, each a plain tree with its {@code decision}
+ *     field: for a live run each one kept, as the proxy wrote it ({@code DecisionRecord}); for a
+ *     stored run those the audit log holds in full ({@code EgressRecorded}'s listed form)
  * @param egressComplete whether {@code egress} holds every decision the proxy made
  * @param egressNotListed how many decisions a live run did not keep (0 for a stored run)
  */
@@ -25,7 +25,7 @@ public record RunView(
     RunRecord record,
     Optional<Live> live,
     String outputTail,
-    List<JsonNode> egress,
+    List<Map<String, Object>> egress,
     boolean egressComplete,
     long egressNotListed) {
 

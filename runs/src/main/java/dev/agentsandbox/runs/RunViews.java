@@ -1,16 +1,19 @@
 package dev.agentsandbox.runs;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
+import dev.agentsandbox.policy.event.DecisionRecord;
+import dev.agentsandbox.policy.event.EgressRecorded;
+import dev.agentsandbox.policy.event.EventType;
+import dev.agentsandbox.runs.audit.RecordedEvent;
 import dev.agentsandbox.store.AuditLog;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import dev.agentsandbox.store.RunRecord;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** The typed views of plans and runs; the API renders them (in {@code server}). */
@@ -43,31 +46,22 @@ final class RunViews {
         record,
         Optional.of(new RunView.Live(run.probe.isolation(), run.detail(), run.output.totalBytes())),
         record.outputTail() != null ? record.outputTail() : run.output.tail(),
-        run.egress.decisions(),
+        run.egress.decisions().stream().map(DecisionRecord::toTree).toList(),
         run.egress.dropped() == 0,
         run.egress.dropped());
   }
 
   /**
    * A run this control plane no longer holds in memory: what the store kept, with the egress
-   * decisions the audit log holds (every refusal and the first allow per host, not every allow).
+   * decisions the audit log holds in full (each refusal within the run's limits and the first allow
+   * per host, not every allow; refusals only counted are not listed).
    */
-  static RunView stored(ObjectMapper json, RunRecord record, AuditLog audit) {
-    List<AuditRow> rows =
-        audit.query(new AuditQuery(EgressRecorder.EGRESS, null, record.runId(), null, null, 1000));
-    List<JsonNode> egress =
-        rows.stream()
-            .map(
-                row -> {
-                  // The audit row holds the proxy's decision line less its decision field, which
-                  // the row's type carries.
-                  ObjectNode decision = json.createObjectNode();
-                  decision.put(
-                      "decision", row.type().equals(EgressRecorder.DENY) ? "deny" : "allow");
-                  decision.setAll((ObjectNode) row.data().deepCopy());
-                  return (JsonNode) decision;
-                })
-            .toList();
+  static RunView stored(RunRecord record, AuditLog audit) {
+    List<Map<String, Object>> egress = new ArrayList<>();
+    for (AuditRow row :
+        audit.query(new AuditQuery(EventType.EGRESS, null, record.runId(), null, null, 1000))) {
+      RecordedEvent.of(row).as(EgressRecorded.class).ifPresent(d -> egress.add(d.listedTree()));
+    }
     return new RunView(
         record,
         Optional.empty(),

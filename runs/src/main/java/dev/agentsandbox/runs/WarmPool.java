@@ -446,6 +446,15 @@ final class WarmPool {
     return out;
   }
 
+  /** Per agent, {@code {"ready": n, "preparing": m}}. */
+  Map<String, Map<String, Integer>> countsByState() {
+    Map<String, Map<String, Integer>> out = new TreeMap<>();
+    counts()
+        .forEach(
+            (agent, n) -> out.put(agent, Map.of("ready", n.ready(), "preparing", n.preparing())));
+    return out;
+  }
+
   /** How many warm sandboxes left the pool, by outcome, since start. */
   Map<String, Long> outcomes() {
     Map<String, Long> out = new TreeMap<>();

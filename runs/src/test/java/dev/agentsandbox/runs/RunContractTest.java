@@ -25,6 +25,7 @@ import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.OutputLimits;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.policy.event.EventType;
 import dev.agentsandbox.runs.InMemoryBackend.Script;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
@@ -220,7 +221,7 @@ class RunContractTest {
     assertThat(store.tokens().authenticate(byName.get("self").value())).isEmpty();
     // the audit rows name the credentials but never hold their values; every row has the labels
     List<AuditRow> rows = rows(runId);
-    assertThat(rows).extracting(AuditRow::type).contains(RunLauncher.CREDENTIALS_ISSUE);
+    assertThat(rows).extracting(AuditRow::type).contains(EventType.CREDENTIALS_ISSUE.wireName());
     String all = rows.toString() + store.runs().find(runId).orElseThrow();
     for (RunCredential c : launched.credentials()) {
       assertThat(all).doesNotContain(c.value());
@@ -229,7 +230,10 @@ class RunContractTest {
         .allSatisfy(
             r -> assertThat(r.data().get("labels").get("owner").asText()).isEqualTo("alice"));
     AuditRow issue =
-        rows.stream().filter(r -> r.type().equals(RunLauncher.CREDENTIALS_ISSUE)).findFirst().get();
+        rows.stream()
+            .filter(r -> r.type().equals(EventType.CREDENTIALS_ISSUE.wireName()))
+            .findFirst()
+            .get();
     assertThat(issue.data().get("credentials").findValuesAsText("name"))
         .containsExactly("gateway", "self");
     assertThat(
@@ -248,7 +252,7 @@ class RunContractTest {
         .until(() -> service.liveCount() == 0);
     AuditRow artifacts =
         rows(runId).stream()
-            .filter(r -> r.type().equals(RunLifecycle.ARTIFACTS))
+            .filter(r -> r.type().equals(EventType.ARTIFACTS.wireName()))
             .findFirst()
             .orElseThrow();
     assertThat(artifacts.data().get("collected").asBoolean()).isTrue();
@@ -291,7 +295,7 @@ class RunContractTest {
     assertThat(artifacts.list("unknownrun")).as("a run this store does not know").hasSize(1);
     AuditRow expired =
         rows(ended).stream()
-            .filter(r -> r.type().equals(ArtifactRetention.EXPIRED))
+            .filter(r -> r.type().equals(EventType.ARTIFACTS_EXPIRED.wireName()))
             .findFirst()
             .orElseThrow();
     assertThat(expired.actor()).isEqualTo("retention");
@@ -311,7 +315,7 @@ class RunContractTest {
         .until(() -> service.liveCount() == 0);
     AuditRow artifacts =
         rows(runId).stream()
-            .filter(r -> r.type().equals(RunLifecycle.ARTIFACTS))
+            .filter(r -> r.type().equals(EventType.ARTIFACTS.wireName()))
             .findFirst()
             .orElseThrow();
     assertThat(artifacts.data().get("collected").asBoolean()).isFalse();
@@ -344,6 +348,45 @@ class RunContractTest {
     // the run token minted before the command failed was revoked
     assertThat(store.tokens().list()).allSatisfy(t -> assertThat(t.revokedAt()).isNotNull());
     assertThat(service.liveCount()).isZero();
+  }
+
+  /**
+   * A credential helper that fails and prints the control plane's own Vault token on its standard
+   * error: the refusal (the API's answer) and the refused run's audit row, which is permanent, say
+   * why it failed without the token.
+   */
+  @Test
+  void aFailingHelpersSecretReachesNeitherTheRefusalNorTheAuditLog() throws Exception {
+    String vaultToken = "hvs.CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4";
+    Path script = temp.resolve("mint.sh");
+    Files.writeString(
+        script,
+        "#!/bin/sh\necho 'Error making API request. Code: 403. VAULT_TOKEN="
+            + vaultToken
+            + " permission denied' >&2\necho 'retrying with token "
+            + vaultToken
+            + "' >&2\nexit 2\n");
+    Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
+    RunService service =
+        service(Map.of("aws", spec("aws", CredentialSpec.Source.COMMAND, "mint")), script);
+    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+        .isInstanceOfSatisfying(
+            RunRefusedException.class,
+            e -> {
+              assertThat(e.refusal()).isEqualTo(Refusal.CREDENTIAL_REFUSED);
+              assertThat(e.getMessage())
+                  .contains("exit status 2", "Code: 403", "VAULT_TOKEN=[REDACTED]")
+                  .doesNotContain("CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4");
+              assertThat(String.valueOf(e.problems())).doesNotContain("CAESIJ");
+            });
+    List<AuditRow> refused =
+        store
+            .audit()
+            .query(new AuditQuery(EventType.REFUSED.wireName(), null, null, null, null, 10));
+    assertThat(refused).hasSize(1);
+    assertThat(refused.get(0).data().toString())
+        .contains("VAULT_TOKEN=[REDACTED]")
+        .doesNotContain("CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4");
   }
 
   @Test

@@ -13,6 +13,8 @@ import dev.agentsandbox.policy.config.Backend;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.policy.event.EventType;
+import dev.agentsandbox.policy.net.Reason;
 import dev.agentsandbox.runs.InMemoryBackend.Ending;
 import dev.agentsandbox.runs.InMemoryBackend.Script;
 import dev.agentsandbox.store.AuditQuery;
@@ -90,8 +92,9 @@ class RunServiceTest {
                 0,
                 "",
                 List.of(
-                    "{\"decision\":\"deny\",\"host\":\"evil.example\",\"reason\":\"not_allowed\"}",
-                    "{\"decision\":\"allow\",\"host\":\"api.vendor.com\",\"reason\":\"allowed\"}"),
+                    Decisions.deny("evil.example", 443, Reason.NOT_ALLOWED),
+                    Decisions.allow("api.vendor.com", 443, true),
+                    "not a decision: the recorder counts it and goes on"),
                 false));
   }
 
@@ -188,10 +191,10 @@ class RunServiceTest {
         .isInstanceOfSatisfying(
             RunRefusedException.class, e -> assertThat(e.refusal()).isEqualTo(refusal));
 
-    List<AuditRow> refused = audit(RunLauncher.REFUSED, null);
+    List<AuditRow> refused = audit(EventType.REFUSED.wireName(), null);
     assertThat(refused).hasSize(1);
     assertThat(refused.get(0).data().get("reason").asText()).isEqualTo(refusal.code());
-    assertThat(audit(RunLauncher.LAUNCH, null)).isEmpty();
+    assertThat(audit(EventType.LAUNCH.wireName(), null)).isEmpty();
     assertThat(store.runs().recent(10)).isEmpty();
     assertThat(backend.resources()).isEmpty();
     assertThat(service.liveCount()).isZero();
@@ -230,7 +233,7 @@ class RunServiceTest {
       assertThat(started).hasSize(2);
       assertThat(refused).isEqualTo(requests - 2);
       assertThat(service.liveCount()).isEqualTo(2);
-      assertThat(audit(RunLauncher.REFUSED, null)).hasSize(requests - 2);
+      assertThat(audit(EventType.REFUSED.wireName(), null)).hasSize(requests - 2);
 
       for (String runId : started) {
         assertThat(backend.awaitStarted(runId, WAIT)).isTrue();
@@ -251,7 +254,7 @@ class RunServiceTest {
 
     String runId = runId(service.run(ACTOR, request("ok")));
 
-    AuditRow started = audit(RunLifecycle.STARTED, runId).get(0);
+    AuditRow started = audit(EventType.STARTED.wireName(), runId).get(0);
     assertThat(started.data().get("proxy_pool").asText()).isEqualTo("sb-abcdefghijklmnop");
   }
 
@@ -272,16 +275,16 @@ class RunServiceTest {
     awaitTornDown(runId);
     assertThat(backend.teardowns(runId)).isEqualTo(1);
     assertThat(backend.resources()).isEmpty();
-    assertThat(audit(RunLauncher.LAUNCH, runId)).hasSize(1);
-    AuditRow started = audit(RunLifecycle.STARTED, runId).get(0);
+    assertThat(audit(EventType.LAUNCH.wireName(), runId)).hasSize(1);
+    AuditRow started = audit(EventType.STARTED.wireName(), runId).get(0);
     assertThat(started.data().get("runtime").asText()).isEqualTo(backend.probe().runtime());
     assertThat(started.data().get("image_id").asText())
         .isEqualTo(InMemoryBackend.imageIdOf(AgentSettings.DEFAULT_IMAGE));
     assertThat(started.data().has("proxy_pool")).as("not built on a standby").isFalse();
-    AuditRow teardown = audit(RunLifecycle.TEARDOWN, runId).get(0);
+    AuditRow teardown = audit(EventType.TEARDOWN.wireName(), runId).get(0);
     assertThat(teardown.data().get("removed").asBoolean()).isTrue();
     assertThat(teardown.data().get("end").asText()).isEqualTo("exit");
-    assertThat(started.id()).isGreaterThan(audit(RunLauncher.LAUNCH, runId).get(0).id());
+    assertThat(started.id()).isGreaterThan(audit(EventType.LAUNCH.wireName(), runId).get(0).id());
     assertThat(service.liveCount()).isZero();
   }
 
@@ -299,13 +302,13 @@ class RunServiceTest {
     String runId = runId(service(4).run(ACTOR, request("nolaunch")));
 
     assertThat(stored(runId).status()).isEqualTo(RunStatus.FAILED);
-    AuditRow failure = audit(RunLifecycle.FAILURE, runId).get(0);
+    AuditRow failure = audit(EventType.FAILURE.wireName(), runId).get(0);
     assertThat(failure.data().get("stage").asText()).isEqualTo("launch");
     assertThat(failure.data().get("message").asText()).contains("the scripted launch failed");
     AuditRow teardown = awaitTornDown(runId);
     assertThat(teardown.data().get("removed").asBoolean()).isFalse();
     assertThat(teardown.data().get("note").asText()).contains("the launch failed");
-    assertThat(audit(RunLifecycle.STARTED, runId)).as("nothing started").isEmpty();
+    assertThat(audit(EventType.STARTED.wireName(), runId)).as("nothing started").isEmpty();
     assertThat(backend.teardowns(runId)).isZero();
     assertThat(backend.resources()).isEmpty();
   }
@@ -317,9 +320,9 @@ class RunServiceTest {
     RunRecord record = stored(runId);
     assertThat(record.status()).isEqualTo(RunStatus.FAILED);
     assertThat(record.endReason()).isEqualTo("runtime_mismatch");
-    AuditRow mismatch = audit(RunLifecycle.RUNTIME_MISMATCH, runId).get(0);
+    AuditRow mismatch = audit(EventType.RUNTIME_MISMATCH.wireName(), runId).get(0);
     assertThat(mismatch.data().get("message").asText()).contains("not under gVisor");
-    assertThat(audit(RunLifecycle.FAILURE, runId)).isEmpty();
+    assertThat(audit(EventType.FAILURE.wireName(), runId)).isEmpty();
     assertThat(awaitTornDown(runId).data().get("end").asText()).isEqualTo("runtime_mismatch");
     assertThat(backend.resources()).isEmpty();
   }
@@ -331,9 +334,9 @@ class RunServiceTest {
     RunRecord record = stored(runId);
     assertThat(record.status()).isEqualTo(RunStatus.FAILED);
     assertThat(record.endReason()).isEqualTo("proxy_died");
-    AuditRow died = audit(RunLifecycle.PROXY_DIED, runId).get(0);
+    AuditRow died = audit(EventType.PROXY_DIED.wireName(), runId).get(0);
     assertThat(died.data().get("message").asText()).contains("scripted proxy stopped");
-    assertThat(audit(RunLifecycle.FAILURE, runId)).isEmpty();
+    assertThat(audit(EventType.FAILURE.wireName(), runId)).isEmpty();
     assertThat(awaitTornDown(runId).data().get("end").asText()).isEqualTo("proxy_died");
     assertThat(backend.resources()).isEmpty();
   }
@@ -343,7 +346,7 @@ class RunServiceTest {
     String runId = runId(service(4).run(ACTOR, request("lost")));
 
     assertThat(stored(runId).status()).isEqualTo(RunStatus.FAILED);
-    assertThat(audit(RunLifecycle.FAILURE, runId).get(0).data().get("stage").asText())
+    assertThat(audit(EventType.FAILURE.wireName(), runId).get(0).data().get("stage").asText())
         .isEqualTo("run");
     awaitTornDown(runId);
     assertThat(backend.teardowns(runId)).isEqualTo(1);
@@ -366,7 +369,7 @@ class RunServiceTest {
 
     assertThat(stored(runId).status()).isEqualTo(RunStatus.DEADLINE);
     assertThat(stored(runId).endReason()).isEqualTo("deadline");
-    assertThat(audit(RunLifecycle.TIMEOUT, runId).get(0).data().get("ttl_seconds").asInt())
+    assertThat(audit(EventType.TIMEOUT.wireName(), runId).get(0).data().get("ttl_seconds").asInt())
         .isEqualTo(1);
     awaitTornDown(runId);
     assertThat(ahead.teardowns(runId)).isEqualTo(1);
@@ -383,7 +386,7 @@ class RunServiceTest {
 
     RunRecord ended = awaitEnded(runId);
     assertThat(ended.status()).isEqualTo(RunStatus.KILLED);
-    assertThat(audit(RunService.KILL, runId)).hasSize(1);
+    assertThat(audit(EventType.KILL.wireName(), runId)).hasSize(1);
     awaitTornDown(runId);
     assertThat(backend.teardowns(runId)).isEqualTo(1);
     assertThat(backend.resources()).isEmpty();
@@ -410,7 +413,7 @@ class RunServiceTest {
     assertThat(reaper.reapOnce()).isEqualTo(1);
 
     assertThat(backend.resources()).isEmpty();
-    assertThat(audit(RunLifecycle.TEARDOWN, runId))
+    assertThat(audit(EventType.TEARDOWN.wireName(), runId))
         .anySatisfy(row -> assertThat(row.actor()).isEqualTo("reaper"));
   }
 
@@ -432,17 +435,17 @@ class RunServiceTest {
       assertThat(view.outputTail()).isEqualTo("hello\n");
       assertThat(stored(runId).status()).isEqualTo(RunStatus.EXITED);
       assertThat(stored(runId).endedAt()).isNotNull();
-      assertThat(audit(RunLifecycle.ARTIFACTS, runId)).hasSize(1);
+      assertThat(audit(EventType.ARTIFACTS.wireName(), runId)).hasSize(1);
       // Its sandbox is still there, being removed: no teardown row yet, its slot still taken, the
       // reaper leaves it to the run, and it can no longer be killed.
-      assertThat(audit(RunLifecycle.TEARDOWN, runId)).isEmpty();
+      assertThat(audit(EventType.TEARDOWN.wireName(), runId)).isEmpty();
       assertThat(backend.resources()).containsExactly(runId);
       assertThat(service.liveCount()).isEqualTo(1);
       assertThat(service.isLive(runId)).isTrue();
       assertThat(reaper.reapOnce()).isZero();
       assertThat(backend.resources()).containsExactly(runId);
       assertThat(service.kill(ACTOR, runId)).isFalse();
-      assertThat(audit(RunService.KILL, runId)).isEmpty();
+      assertThat(audit(EventType.KILL.wireName(), runId)).isEmpty();
       assertThatThrownBy(() -> service.start(ACTOR, request("ok")))
           .isInstanceOfSatisfying(
               RunRefusedException.class,
@@ -455,7 +458,8 @@ class RunServiceTest {
       assertThat(teardown.data().get("removed").asBoolean()).isTrue();
       assertThat(teardown.data().get("end").asText()).isEqualTo("exit");
       assertThat(teardown.data().get("exit_status").asInt()).isZero();
-      assertThat(teardown.id()).isGreaterThan(audit(RunLifecycle.ARTIFACTS, runId).get(0).id());
+      assertThat(teardown.id())
+          .isGreaterThan(audit(EventType.ARTIFACTS.wireName(), runId).get(0).id());
       assertThat(backend.resources()).isEmpty();
       await().atMost(WAIT).until(service::liveCount, n -> n == 0);
     } finally {
@@ -482,7 +486,7 @@ class RunServiceTest {
       backend.openTeardowns();
 
       shutdown.get(10, TimeUnit.SECONDS);
-      assertThat(audit(RunLifecycle.TEARDOWN, runId)).hasSize(1);
+      assertThat(audit(EventType.TEARDOWN.wireName(), runId)).hasSize(1);
       assertThat(backend.resources()).isEmpty();
       assertThat(service.liveCount()).isZero();
     } finally {
@@ -522,7 +526,7 @@ class RunServiceTest {
     assertThat(after.recover()).isEqualTo(1);
 
     assertThat(stored(runId).status()).isEqualTo(RunStatus.FAILED);
-    assertThat(audit(RunLifecycle.FAILURE, runId).get(0).data().get("stage").asText())
+    assertThat(audit(EventType.FAILURE.wireName(), runId).get(0).data().get("stage").asText())
         .isEqualTo("recovery");
     assertThat(after.isLive(runId)).isFalse();
     before.kill(ACTOR, runId);
@@ -537,7 +541,7 @@ class RunServiceTest {
         .atMost(WAIT)
         .until(
             () ->
-                audit(RunLifecycle.TEARDOWN, runId).stream()
+                audit(EventType.TEARDOWN.wireName(), runId).stream()
                     .filter(row -> !row.actor().equals("reaper"))
                     .findFirst(),
             java.util.Optional::isPresent)

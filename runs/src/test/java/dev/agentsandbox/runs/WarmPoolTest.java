@@ -15,6 +15,7 @@ import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.OutputLimits;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.policy.event.EventType;
 import dev.agentsandbox.runs.InMemoryBackend.Script;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
@@ -157,7 +158,7 @@ class WarmPoolTest {
   private AuditRow launchRow(String runId) {
     return store
         .audit()
-        .query(new AuditQuery(RunLauncher.LAUNCH, null, runId, null, null, 10))
+        .query(new AuditQuery(EventType.LAUNCH.wireName(), null, runId, null, null, 10))
         .get(0);
   }
 

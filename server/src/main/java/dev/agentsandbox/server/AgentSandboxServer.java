@@ -134,7 +134,7 @@ public final class AgentSandboxServer implements AutoCloseable {
                 ConsoleAssets.fromClasspath(),
                 new dev.agentsandbox.server.run.ArtifactEndpoints(
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
-                new dev.agentsandbox.server.run.TimelineEndpoints(store, mapper),
+                new dev.agentsandbox.server.run.TimelineEndpoints(runs, mapper),
                 new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper)));
     ApiHandler handler =
         new ApiHandler(
@@ -192,6 +192,7 @@ public final class AgentSandboxServer implements AutoCloseable {
             .apply(
                 () -> {
                   reaper.reapOnce();
+                  runs.sweepRunTokens();
                   retention.ifPresent(ArtifactRetention::sweep);
                 });
     metrics.warmPool(runs::warmSandboxes, runs::warmOutcomes);

@@ -60,6 +60,12 @@ final class ConsoleAssets {
       String extension = name.substring(name.lastIndexOf('.') + 1);
       loaded.put(name, new Asset(body, TYPES.get(extension), etag(body)));
     }
+    // Generated from the vocabulary, never a file of the jar (ConsoleEvents).
+    byte[] events = ConsoleEvents.script().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    if (loaded.put(ConsoleEvents.NAME, new Asset(events, TYPES.get("js"), etag(events))) != null) {
+      throw new IllegalStateException(
+          "console/assets.txt names the generated " + ConsoleEvents.NAME);
+    }
     if (!loaded.containsKey("index.html")) {
       throw new IllegalStateException("console/assets.txt does not name index.html");
     }

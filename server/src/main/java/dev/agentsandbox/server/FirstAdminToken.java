@@ -21,6 +21,9 @@ public final class FirstAdminToken {
   /** The name of the token created on first start. */
   public static final String NAME = "admin";
 
+  /** Who the first token's audit rows name. */
+  static final String ACTOR = "control-plane";
+
   /** The file the token is written to, under the data directory. */
   public static final String FILE_NAME = "admin-token";
 
@@ -36,13 +39,13 @@ public final class FirstAdminToken {
     if (store.tokens().countActive() > 0) {
       return Optional.empty();
     }
-    IssuedToken token = store.tokens().create(NAME, Scopes.ALL, null);
+    IssuedToken token = store.tokens().create(NAME, Scopes.ALL, null, ACTOR);
     Path file = dataDirectory.resolve(FILE_NAME).toAbsolutePath();
     try {
       write(file, token.secret());
     } catch (IOException | UnsupportedOperationException e) {
       // A token nobody can read would only be a risk; take it back.
-      store.tokens().revoke(NAME);
+      store.tokens().revoke(NAME, ACTOR);
       throw new ServerException(
           "write the first admin token to "
               + file
@@ -56,7 +59,9 @@ public final class FirstAdminToken {
   }
 
   private static void write(Path file, String secret) throws IOException {
-    Files.createDirectories(file.getParent());
+    Files.createDirectories(
+        file.getParent(),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     // Created 0600 from the start (never briefly readable), then moved over any old file.
     Path temp =
         Files.createTempFile(

@@ -18,6 +18,8 @@ import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The admin API driven over real HTTP against a real store; subclasses choose the store (SQLite or
@@ -302,6 +304,84 @@ abstract class AdminApiContract {
     assertThat(answer.status()).isEqualTo(403);
     assertThat(texts(answer.json().get("missing"))).containsExactly("reason");
     assertThat(answer.json().has("missing_scope")).isFalse();
+  }
+
+  /**
+   * A reason is shown in the audit log, the CLI's terminal and the console. Each row is a reason
+   * that would make it say something else there than what was stored; each is refused with 400
+   * naming the character by its code point, on both governed documents, and nothing is saved or
+   * audited.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "ESC: a colour escape hides the ticket | CHG-1042 \\u001b[8mhidden | U+001B",
+        "OSC 52: sets the reader's clipboard | CHG-1042\\u001b]52;c;cm0gLXJmIH4=\\u0007 | U+001B",
+        "BEL ends an OSC sequence | CHG\\u0007-1042 | U+0007",
+        "a line feed forges a second audit line | CHG-1042\\napproved by security | U+000A",
+        "a carriage return overwrites the line | looks fine\\rCHG-1042 | U+000D",
+        "C1 CSI: an 8-bit escape | CHG-1042 \\u009b31m | U+009B",
+        "right-to-left override reorders the rest | CHG-1042 \\u202eveiver on | U+202E",
+        "right-to-left isolate | CHG \\u2067x\\u2069 | U+2067",
+        "zero-width space: a ticket that looks like CHG-1042 | CHG-10\\u200b42 | U+200B",
+        "byte order mark | \\ufeffCHG-1042 | U+FEFF",
+        "line separator | CHG-1042\\u2028approved | U+2028",
+      })
+  void aReasonThatWouldDisguiseItselfIsRefused(String why, String escaped, String named)
+      throws Exception {
+    String reason = unescapeJava(escaped);
+    for (String[] document :
+        new String[][] {
+          {CONFIG, "{\"enabled\": true, \"reason\": %s}"},
+          {EGRESS, "{\"scopes\": {}, \"default\": \"unrestricted\", \"reason\": %s}"}
+        }) {
+      String body =
+          String.format(
+              document[1],
+              new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(reason));
+      Answer answer = api.client.put(document[0], api.admin, body);
+      assertThat(answer.status()).as(why + " on " + document[0]).isEqualTo(400);
+      assertThat(answer.json().path("error").asText()).isEqualTo("invalid_config");
+      assertThat(answer.json().path("message").asText())
+          .startsWith("reason: contains " + named)
+          .doesNotContain(reason);
+      assertThat(answer.json().path("problems").get(0).path("path").asText()).isEqualTo("reason");
+    }
+    assertThat(api.client.get(CONFIG, api.admin).json().path("version").asLong()).isZero();
+    assertThat(audit("agent_sandbox.config")).as("nothing audited").isEmpty();
+  }
+
+  /** The table's escapes ({@code \\uXXXX}, {@code \\n}, {@code \\r}) as the characters. */
+  private static String unescapeJava(String escaped) {
+    StringBuilder out = new StringBuilder();
+    for (int i = 0; i < escaped.length(); i++) {
+      char c = escaped.charAt(i);
+      if (c == '\\' && i + 1 < escaped.length()) {
+        char next = escaped.charAt(i + 1);
+        if (next == 'u') {
+          out.append((char) Integer.parseInt(escaped.substring(i + 2, i + 6), 16));
+          i += 5;
+          continue;
+        }
+        if (next == 'n' || next == 'r') {
+          out.append(next == 'n' ? '\n' : '\r');
+          i++;
+          continue;
+        }
+      }
+      out.append(c);
+    }
+    return out.toString();
+  }
+
+  @Test
+  void aReasonInAnotherScriptOrWithAnEmojiIsKept() {
+    Answer saved =
+        api.client.put(CONFIG, api.admin, "{\"enabled\": true, \"reason\": \"تغيير CHG-1042 ✅\"}");
+    assertThat(saved.status()).as(saved.body()).isEqualTo(200);
+    assertThat(audit("agent_sandbox.config.update").get(0).data().path("reason").asText())
+        .isEqualTo("تغيير CHG-1042 ✅");
   }
 
   @Test

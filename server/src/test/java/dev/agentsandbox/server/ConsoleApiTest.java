@@ -47,6 +47,10 @@ class ConsoleApiTest {
     return Stream.of(
         Arguments.of("/", "text/html; charset=utf-8", "<script type=\"module\""),
         Arguments.of("/console/app.js", "text/javascript; charset=utf-8", "import "),
+        Arguments.of(
+            "/console/events.js",
+            "text/javascript; charset=utf-8",
+            "EGRESS_DENY: \"agent_sandbox.egress.deny\""),
         Arguments.of("/console/console.css", "text/css; charset=utf-8", ":root"),
         Arguments.of("/console/icon.svg", "image/svg+xml", "<svg"));
   }

@@ -225,6 +225,19 @@ public final class AuditLog {
     return new AuditVerifier(database).verify(anchor);
   }
 
+  /**
+   * Verifies the chain from {@code start}, a row an earlier verification passed (its id and hash),
+   * rather than from its first row: that row still has that hash, every row after it is intact and
+   * linked, the chain head and {@code anchor} name rows that exist with their hashes; and each of
+   * {@code recheck} (rows at or before {@code start}) still hashes to its contents and is linked to
+   * by the row after it. A full {@link #verify()} is what catches an edit of any other row before
+   * {@code start}; this bounds the work to what was appended since.
+   */
+  public VerifyResult verifyFrom(
+      AuditHead start, AuditHead anchor, java.util.Collection<Long> recheck) {
+    return new AuditVerifier(database).verifyFrom(start, anchor, recheck);
+  }
+
   private static List<AuditRow> select(Connection connection, AuditQuery q, int limit)
       throws SQLException {
     StringBuilder sql =

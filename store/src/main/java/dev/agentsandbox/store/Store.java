@@ -6,13 +6,19 @@ import dev.agentsandbox.store.internal.JdbcUrl;
 import dev.agentsandbox.store.internal.PostgresDatabase;
 import dev.agentsandbox.store.internal.SqliteDatabase;
 import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.util.Objects;
+import java.util.Set;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
@@ -29,6 +35,17 @@ public final class Store implements AutoCloseable {
   private static final String SQLITE_PREFIX = "jdbc:sqlite:";
   private static final String POSTGRES_PREFIX = "jdbc:postgresql:";
 
+  /** The database file, then what SQLite keeps beside it. */
+  private static final java.util.List<String> SQLITE_FILES =
+      java.util.List.of("", "-wal", "-shm", "-journal");
+
+  private static final Set<PosixFilePermission> OWNER_ONLY =
+      PosixFilePermissions.fromString("rw-------");
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_FILE =
+      PosixFilePermissions.asFileAttribute(OWNER_ONLY);
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_FOLDER =
+      PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+
   private final Database database;
   private final ConfigRepository configs;
   private final AuditLog audit;
@@ -39,7 +56,7 @@ public final class Store implements AutoCloseable {
     this.database = database;
     this.audit = new AuditLog(database, clock);
     this.configs = new ConfigRepository(database, audit, clock);
-    this.tokens = new TokenStore(database, clock, new SecureRandom());
+    this.tokens = new TokenStore(database, audit, clock, new SecureRandom());
     this.runs = new RunRepository(database);
   }
 
@@ -88,7 +105,7 @@ public final class Store implements AutoCloseable {
       file = Path.of(location).toAbsolutePath();
       Path parent = file.getParent();
       if (parent != null) {
-        Files.createDirectories(parent);
+        Files.createDirectories(parent, OWNER_ONLY_FOLDER);
       }
     } catch (IOException | InvalidPathException e) {
       throw new UnableToOpenStoreException(
@@ -99,6 +116,7 @@ public final class Store implements AutoCloseable {
               + " (choose a writable path)",
           e);
     }
+    ownerOnly(file);
     SQLiteDataSource migrationSource = new SQLiteDataSource(SqliteDatabase.config());
     migrationSource.setUrl(SQLITE_PREFIX + file);
     migrate(migrationSource, Dialect.SQLITE, file.toString());
@@ -107,6 +125,39 @@ public final class Store implements AutoCloseable {
     } catch (SQLException e) {
       throw new UnableToOpenStoreException(
           "open the SQLite store at " + file + ": " + e.getMessage() + " (check permissions)", e);
+    }
+  }
+
+  /**
+   * Makes the database file and the files SQLite keeps beside it readable by their owner only (the
+   * audit log, token hashes, every run's command and output tail are in them). SQLite creates its
+   * write-ahead log, shared-memory index and journal with the database file's own mode, so a
+   * database file that is 0600 before SQLite first opens it keeps all of them 0600; one an older
+   * version left 0644 is narrowed now, with those beside it.
+   */
+  private static void ownerOnly(Path file) {
+    try {
+      try {
+        Files.createFile(file, OWNER_ONLY_FILE);
+      } catch (FileAlreadyExistsException existing) {
+        // narrowed below
+      }
+      for (String suffix : SQLITE_FILES) {
+        Path beside = file.resolveSibling(file.getFileName() + suffix);
+        if (Files.isRegularFile(beside, LinkOption.NOFOLLOW_LINKS)
+            && !Files.getPosixFilePermissions(beside, LinkOption.NOFOLLOW_LINKS)
+                .equals(OWNER_ONLY)) {
+          Files.setPosixFilePermissions(beside, OWNER_ONLY);
+        }
+      }
+    } catch (IOException | UnsupportedOperationException e) {
+      throw new UnableToOpenStoreException(
+          "open the SQLite store at "
+              + file
+              + ": cannot make it readable by its owner only: "
+              + e
+              + " (run serve as the file's owner, or chmod 600 it and its -wal and -shm files)",
+          e);
     }
   }
 

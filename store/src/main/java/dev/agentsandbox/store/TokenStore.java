@@ -44,11 +44,13 @@ public final class TokenStore {
   private static final String COLUMNS = "name, scopes, created_at_ms, expires_at_ms, revoked_at_ms";
 
   private final Database database;
+  private final AuditLog audit;
   private final Clock clock;
   private final SecureRandom random;
 
-  TokenStore(Database database, Clock clock, SecureRandom random) {
+  TokenStore(Database database, AuditLog audit, Clock clock, SecureRandom random) {
     this.database = database;
+    this.audit = audit;
     this.clock = clock;
     this.random = random;
   }
@@ -59,12 +61,26 @@ public final class TokenStore {
   }
 
   /**
-   * Creates a token and returns its secret, which is not retrievable afterwards.
+   * Creates a token and returns its secret, which is not retrievable afterwards, with no audit row
+   * of its own: for a run's token, which the run's {@code agent_sandbox.credentials.issue} row
+   * names. A token an operator asks for is created by {@link #create(String, Set, Instant,
+   * String)}.
    *
    * @param expiresAt null for a token that does not expire
    * @throws TokenNameTakenException when an unrevoked, unexpired token already has {@code name}
    */
   public IssuedToken create(String name, Set<String> scopes, Instant expiresAt) {
+    return create(name, scopes, expiresAt, null);
+  }
+
+  /**
+   * Creates a token and appends {@link TokenAudit#CREATE} (its name, scopes and expiry, never the
+   * secret) in the same transaction: both or neither.
+   *
+   * @param actor who asked (the API token's name, or the CLI's {@code cli:USER}); null for no row
+   * @throws TokenNameTakenException when an unrevoked, unexpired token already has {@code name}
+   */
+  public IssuedToken create(String name, Set<String> scopes, Instant expiresAt, String actor) {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(scopes, "scopes");
     if (!NAME.matcher(name).matches()) {
@@ -98,6 +114,9 @@ public final class TokenStore {
           c -> {
             retireExpired(c, name, now);
             insert(c, name, AuditHash.sha256Hex(secret), scopes, now, expiresAt);
+            if (actor != null) {
+              audit.append(c, TokenAudit.created(actor, name, scopes, expiresAt));
+            }
             return null;
           });
     } catch (UnableToAccessStoreException e) {
@@ -163,21 +182,55 @@ public final class TokenStore {
         });
   }
 
-  /** Revokes the unrevoked token called {@code name}; false when there is none. */
+  /**
+   * Revokes the unrevoked token called {@code name}, with no audit row: for a run's token, which
+   * dies with its run. False when there is none.
+   */
   public boolean revoke(String name) {
+    return revoke(name, null);
+  }
+
+  /**
+   * Revokes the unrevoked token called {@code name} and appends {@link TokenAudit#REVOKE} (its
+   * name, scopes, expiry and creation time) in the same transaction. False, and no row, when there
+   * is none.
+   *
+   * @param actor who asked; null for no row
+   */
+  public boolean revoke(String name, String actor) {
     Objects.requireNonNull(name, "name");
     long now = clock.millis();
     return database.inTransaction(
         "revoke token " + name,
         c -> {
+          Optional<TokenInfo> unrevoked = Optional.empty();
+          if (actor != null) {
+            try (PreparedStatement find =
+                c.prepareStatement(
+                    "SELECT "
+                        + COLUMNS
+                        + " FROM api_token WHERE name = ? AND revoked_at_ms IS NULL")) {
+              find.setString(1, name);
+              try (ResultSet rows = find.executeQuery()) {
+                if (rows.next()) {
+                  unrevoked = Optional.of(info(rows));
+                }
+              }
+            }
+          }
+          boolean revoked;
           try (PreparedStatement statement =
               c.prepareStatement(
                   "UPDATE api_token SET revoked_at_ms = ? WHERE name = ? AND revoked_at_ms IS"
                       + " NULL")) {
             statement.setLong(1, now);
             statement.setString(2, name);
-            return statement.executeUpdate() > 0;
+            revoked = statement.executeUpdate() > 0;
           }
+          if (revoked && unrevoked.isPresent()) {
+            audit.append(c, TokenAudit.revoked(actor, unrevoked.get()));
+          }
+          return revoked;
         });
   }
 

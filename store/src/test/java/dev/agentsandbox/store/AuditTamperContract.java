@@ -167,6 +167,85 @@ abstract class AuditTamperContract extends StoreTestBase {
     assertThat(store.audit().verify().rowsChecked()).isEqualTo(5);
   }
 
+  // --- verifying from a row verified before (what a timeline does) ---------------------------
+
+  private AuditHead row(long id) {
+    AuditRow row = store.audit().query(new AuditQuery(null, null, null, null, id - 1, 1)).get(0);
+    return new AuditHead(row.id(), row.hash());
+  }
+
+  @Test
+  void fromAVerifiedRowOnlyTheRowsAfterItAreWalked() {
+    VerifyResult fromThird = store.audit().verifyFrom(row(3), null, List.of());
+    assertThat(fromThird.ok()).as(fromThird.problems().toString()).isTrue();
+    assertThat(fromThird.rowsChecked()).isEqualTo(2);
+    VerifyResult fromHead = store.audit().verifyFrom(store.audit().head(), row(5), List.of(1L, 2L));
+    assertThat(fromHead.ok()).as(fromHead.problems().toString()).isTrue();
+    assertThat(fromHead.rowsChecked()).as("the two rechecked rows").isEqualTo(2);
+  }
+
+  static Stream<Tampering> tamperingsAfterRow2() {
+    return tamperings()
+        .filter(
+            t ->
+                t.name().contains("row 3")
+                    || t.name().contains("newest")
+                    || t.name().contains("chain head's hash"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("tamperingsAfterRow2")
+  void aTamperingAfterTheVerifiedRowIsCaughtFromIt(Tampering tampering) throws Exception {
+    AuditHead second = row(2);
+    List<AuditRow> rows = store.audit().query(AuditQuery.all(10));
+    fixture.executeBypassingAuditTriggers(tampering.sql().apply(rows));
+
+    VerifyResult result = store.audit().verifyFrom(second, null, List.of());
+
+    assertThat(result.ok()).isFalse();
+    assertThat(result.problems())
+        .anySatisfy(p -> assertThat(p).contains(tampering.expectedProblem()));
+  }
+
+  @Test
+  void anEditBeforeTheVerifiedRowIsCaughtWhereThatRowIsRechecked() throws Exception {
+    AuditHead second = row(2);
+    fixture.executeBypassingAuditTriggers("UPDATE audit_log SET data = '{\"n\":99}' WHERE id = 1");
+
+    assertThat(store.audit().verifyFrom(second, null, List.of()).ok())
+        .as("row 1 is not read again unless asked: the bound on the work")
+        .isTrue();
+    VerifyResult rechecked = store.audit().verifyFrom(second, null, List.of(1L));
+    assertThat(rechecked.problems())
+        .containsExactly("row 1: hash does not match the row's contents (edited)");
+    assertThat(store.audit().verify().ok()).as("a full verification sees it").isFalse();
+  }
+
+  @Test
+  void aRecheckedRowRewrittenWithAValidHashIsCaughtByTheNextRowsLink() throws Exception {
+    AuditHead head = store.audit().head();
+    List<AuditRow> rows = store.audit().query(AuditQuery.all(10));
+    fixture.executeBypassingAuditTriggers(rewriteRow3WithValidHash(rows));
+
+    VerifyResult result = store.audit().verifyFrom(head, null, List.of(3L));
+
+    assertThat(result.problems())
+        .containsExactly("row 4: prev_hash does not match the hash of row 3 (a row was replaced)");
+  }
+
+  @Test
+  void aVerifiedRowThatWasReplacedOrDeletedIsReported() throws Exception {
+    AuditHead third = row(3);
+    List<AuditRow> rows = store.audit().query(AuditQuery.all(10));
+    fixture.executeBypassingAuditTriggers(rewriteRow3WithValidHash(rows));
+    assertThat(store.audit().verifyFrom(third, null, List.of()).problems())
+        .anySatisfy(p -> assertThat(p).startsWith("row 3: hash differs from the verified row"));
+
+    fixture.executeBypassingAuditTriggers("DELETE FROM audit_log WHERE id = 3");
+    assertThat(store.audit().verifyFrom(third, null, List.of()).problems())
+        .anySatisfy(p -> assertThat(p).startsWith("row 3 is missing: the verified row"));
+  }
+
   private static String rewriteRow3WithValidHash(List<AuditRow> rows) {
     AuditRow row = rows.get(2);
     String data = "{\"n\":99}";

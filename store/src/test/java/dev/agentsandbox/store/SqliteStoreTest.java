@@ -5,6 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +26,68 @@ class SqliteStoreTest {
       assertThat(store.dialect()).isEqualTo("sqlite");
       assertThat(store.ping()).isTrue();
     }
+  }
+
+  /**
+   * The store holds the audit log, token hashes and every run's command and output: no other local
+   * user may read it. After real use (a migration, writes from two connections, the write-ahead log
+   * and its index in place), the folder the store created is 0700 and every file in it 0600.
+   */
+  @Test
+  void theFolderAndEveryFileSqliteWritesAreTheOwnersOnly() throws Exception {
+    Path data = directory.resolve("data");
+    Path file = data.resolve("agent-sandbox.db");
+    try (Store store = Store.open("jdbc:sqlite:" + file);
+        Store second = Store.open("jdbc:sqlite:" + file)) {
+      store.tokens().create("ci", java.util.Set.of("agent_sandbox.read"), null);
+      store.audit().append(new AuditEvent("agent_sandbox.launch", "admin", null, null, null));
+      second.audit().append(new AuditEvent("agent_sandbox.launch", "admin", null, null, null));
+      assertThat(Files.exists(data.resolve("agent-sandbox.db-wal"))).as("the WAL exists").isTrue();
+      assertThat(Files.exists(data.resolve("agent-sandbox.db-shm"))).as("its index too").isTrue();
+      assertThat(modes(data)).as("modes while open").isEqualTo(ownerOnly(data));
+    }
+    assertThat(modes(data)).as("modes after close").isEqualTo(ownerOnly(data));
+  }
+
+  @Test
+  void aStoreAnOlderVersionLeftReadableIsNarrowedWhenOpened() throws Exception {
+    Path file = directory.resolve("old.db");
+    try (Store store = Store.open("jdbc:sqlite:" + file)) {
+      store.audit().append(new AuditEvent("agent_sandbox.launch", "admin", null, null, null));
+    }
+    Path wal = directory.resolve("old.db-wal");
+    Files.writeString(wal, ""); // a WAL left by a crash, as readable as the file was
+    for (Path p : List.of(file, wal)) {
+      Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-r--r--"));
+    }
+    try (Store store = Store.open("jdbc:sqlite:" + file)) {
+      store.audit().append(new AuditEvent("agent_sandbox.launch", "admin", null, null, null));
+      for (String name : List.of("old.db", "old.db-wal", "old.db-shm")) {
+        assertThat(mode(directory.resolve(name))).as(name).isEqualTo("rw-------");
+      }
+    }
+  }
+
+  private static Map<String, String> modes(Path folder) throws Exception {
+    Map<String, String> modes = new TreeMap<>();
+    modes.put(".", mode(folder));
+    try (var files = Files.list(folder)) {
+      for (Path p : files.toList()) {
+        modes.put(p.getFileName().toString(), mode(p));
+      }
+    }
+    return modes;
+  }
+
+  private static Map<String, String> ownerOnly(Path folder) throws Exception {
+    Map<String, String> expected = new TreeMap<>();
+    modes(folder)
+        .forEach((name, mode) -> expected.put(name, name.equals(".") ? "rwx------" : "rw-------"));
+    return expected;
+  }
+
+  private static String mode(Path p) throws Exception {
+    return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
   }
 
   @Test

@@ -38,6 +38,56 @@ abstract class TokenStoreContract extends StoreTestBase {
     assertThat(stored).contains(AuditHash.sha256Hex(issued.secret()));
   }
 
+  /**
+   * A token an operator creates or revokes is on the audit log, in the same transaction: its name,
+   * scopes and expiry, never the secret nor the secret's hash.
+   */
+  @Test
+  void creatingAndRevokingATokenIsAuditedWithoutItsSecret() throws Exception {
+    java.time.Instant expiry = START.plus(Duration.ofDays(30));
+    IssuedToken issued = store.tokens().create("ci", SCOPES, expiry, "cli:alice");
+    assertThat(store.tokens().revoke("ci", "cli:bob")).isTrue();
+    assertThat(store.tokens().revoke("ci", "cli:bob")).as("nothing left to revoke").isFalse();
+
+    List<AuditRow> rows =
+        store.audit().query(new AuditQuery("agent_sandbox.token", null, null, null, null, 10));
+    assertThat(rows)
+        .extracting(AuditRow::type)
+        .containsExactly(TokenAudit.CREATE, TokenAudit.REVOKE);
+    assertThat(rows).extracting(AuditRow::actor).containsExactly("cli:alice", "cli:bob");
+    assertThat(rows.get(0).data().toString())
+        .isEqualTo(
+            "{\"expires_at\":\""
+                + expiry
+                + "\",\"name\":\"ci\",\"scopes\":[\"agent_sandbox.read\",\"audit.read\"]}");
+    assertThat(rows.get(1).data().path("name").asText()).isEqualTo("ci");
+    assertThat(rows.get(1).data().path("created_at").asText()).isEqualTo(START.toString());
+    String all = rows.toString();
+    assertThat(all)
+        .doesNotContain(issued.secret().substring(TokenStore.SECRET_PREFIX.length()))
+        .doesNotContain(AuditHash.sha256Hex(issued.secret()));
+    assertThat(store.audit().verify().ok()).isTrue();
+  }
+
+  @Test
+  void aRunsOwnTokenHasNoRowsOfItsOwn() {
+    store.tokens().create("run-r1", Set.of(TokenStore.runScope("r1")), START.plusSeconds(60));
+    store.tokens().revoke("run-r1");
+    assertThat(
+            store.audit().query(new AuditQuery("agent_sandbox.token", null, null, null, null, 10)))
+        .isEmpty();
+  }
+
+  @Test
+  void aTakenNameWritesNoRow() {
+    store.tokens().create("ci", SCOPES, null, "cli:alice");
+    assertThatThrownBy(() -> store.tokens().create("ci", SCOPES, null, "cli:alice"))
+        .isInstanceOf(TokenNameTakenException.class);
+    assertThat(
+            store.audit().query(new AuditQuery("agent_sandbox.token", null, null, null, null, 10)))
+        .hasSize(1);
+  }
+
   @Test
   void secretsDoNotAppearInToString() {
     IssuedToken issued = store.tokens().create("ci", SCOPES, null);

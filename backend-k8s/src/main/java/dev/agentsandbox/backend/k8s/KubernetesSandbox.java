@@ -56,6 +56,9 @@ final class KubernetesSandbox implements Sandbox {
   private final AtomicBoolean collected = new AtomicBoolean();
   private final AtomicBoolean tornDown = new AtomicBoolean();
   private boolean outputsRead;
+  // The read kill() started in the background; outputs() waits for it rather than racing it to
+  // the lock with a follow of its own, which would find the pod already gone.
+  private volatile Thread backgroundRead;
   private volatile Path outputsTar;
   private volatile String outputsProblem;
 
@@ -132,7 +135,7 @@ final class KubernetesSandbox implements Sandbox {
       try {
         deleteJob();
       } finally {
-        Thread.ofVirtual().start(() -> readOutputs(stream));
+        backgroundRead = Thread.ofVirtual().start(() -> readOutputs(stream));
       }
     }
   }
@@ -229,6 +232,17 @@ final class KubernetesSandbox implements Sandbox {
    */
   @Override
   public Optional<InputStream> outputs() {
+    Thread started = backgroundRead;
+    if (started != null) {
+      try {
+        // readOutputs is itself bounded by COLLECT_TIMEOUT; the margin covers its last write.
+        started.join(COLLECT_TIMEOUT.plusSeconds(5));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new SandboxException(
+            "collecting the outputs of run " + runId + ": interrupted while the read went on");
+      }
+    }
     boolean read;
     synchronized (this) {
       read = outputsRead;

@@ -31,6 +31,16 @@ final class GuestChannel implements AutoCloseable {
   /** Listens on {@code path}, owned by {@code uid} with mode 0600. */
   static GuestChannel listen(Path path, int uid, Consumer<byte[]> sink, String threadName)
       throws IOException {
+    return listen(path, uid, sink, () -> {}, threadName);
+  }
+
+  /**
+   * Listens on {@code path}, owned by {@code uid} with mode 0600; {@code onEnd} runs on the
+   * channel's thread once the stream has ended (the VMM exited or teardown closed it).
+   */
+  static GuestChannel listen(
+      Path path, int uid, Consumer<byte[]> sink, Runnable onEnd, String threadName)
+      throws IOException {
     Files.deleteIfExists(path);
     ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
     server.bind(UnixDomainSocketAddress.of(path));
@@ -38,7 +48,17 @@ final class GuestChannel implements AutoCloseable {
         path, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     Files.setAttribute(path, "unix:uid", uid);
     GuestChannel channel = new GuestChannel(server, path);
-    Thread.ofPlatform().daemon().name(threadName).start(() -> channel.pump(sink));
+    Thread.ofPlatform()
+        .daemon()
+        .name(threadName)
+        .start(
+            () -> {
+              try {
+                channel.pump(sink);
+              } finally {
+                onEnd.run();
+              }
+            });
     return channel;
   }
 

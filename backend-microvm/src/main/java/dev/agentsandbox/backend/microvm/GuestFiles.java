@@ -66,9 +66,11 @@ final class GuestFiles {
     try {
       byte[] init = initScript();
       byte[] busybox = Files.readAllBytes(config.busybox());
+      byte[] runner = dev.agentsandbox.steprunner.RunnerBinary.bytes();
       MessageDigest digest = MessageDigest.getInstance("SHA-256");
       digest.update(init);
       digest.update(busybox);
+      digest.update(runner);
       byte[][] modules = new byte[MODULES.size()][];
       for (int i = 0; i < MODULES.size(); i++) {
         Path module = config.modules().resolve(MODULES.get(i) + ".ko");
@@ -89,6 +91,8 @@ final class GuestFiles {
         cpio.charDevice("dev/console", 0600, 5, 1);
         cpio.file("init", 0755, init);
         cpio.file("bin/busybox", 0755, busybox);
+        // A session's step runner (docs/step-runner.md); the init starts it instead of a command.
+        cpio.file("bin/" + dev.agentsandbox.steprunner.RunnerBinary.NAME, 0755, runner);
         for (String applet : applets()) {
           if (!applet.equals("busybox")) {
             cpio.symlink("bin/" + applet, "busybox");

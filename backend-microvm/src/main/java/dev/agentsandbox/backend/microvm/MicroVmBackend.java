@@ -10,6 +10,8 @@ import dev.agentsandbox.backend.SandboxException;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import dev.agentsandbox.backend.session.SessionSandbox;
+import dev.agentsandbox.backend.session.UnableToRunStepException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -148,6 +150,39 @@ public final class MicroVmBackend implements SandboxBackend {
 
   @Override
   public Sandbox launch(RunSpec spec, SandboxListener listener) {
+    return start(spec, listener, null);
+  }
+
+  /** Yes: the guest's init runs the step runner on its control port (docs/step-runner.md). */
+  @Override
+  public boolean opensSessions() {
+    return true;
+  }
+
+  /**
+   * A run's VM, fence and proxy, with the step runner in the guest instead of the command; returns
+   * once the runner has greeted the host, so the first step starts at once.
+   */
+  @Override
+  public SessionSandbox openSession(RunSpec spec, SandboxListener listener) {
+    MicroVmSession session = new MicroVmSession(spec.runId());
+    start(spec, listener, session);
+    try {
+      session.runner().awaitReady(config.bootTimeout());
+      return session;
+    } catch (UnableToRunStepException e) {
+      session.teardown();
+      throw new UnableToLaunchSandboxException(
+          "opening the session of run " + spec.runId() + " on microvm: " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      session.teardown();
+      throw new UnableToLaunchSandboxException(
+          "opening the session of run " + spec.runId() + ": interrupted", e);
+    }
+  }
+
+  private MicroVmSandbox start(RunSpec spec, SandboxListener listener, MicroVmSession session) {
     Objects.requireNonNull(listener, "listener");
     Probe probe = probe();
     if (!probe.available()) {
@@ -162,7 +197,7 @@ public final class MicroVmBackend implements SandboxBackend {
       step = "building the guest's base initramfs";
       byte[] base = Files.readAllBytes(files.baseInitramfs());
       step = "taking a slot";
-      return claimAndStart(spec, listener, rootDisk, base, imageId);
+      return claimAndStart(spec, listener, rootDisk, base, imageId, session);
     } catch (UnableToLaunchSandboxException e) {
       throw e;
     } catch (IOException | RuntimeException e) {
@@ -171,12 +206,17 @@ public final class MicroVmBackend implements SandboxBackend {
     }
   }
 
-  private Sandbox claimAndStart(
-      RunSpec spec, SandboxListener listener, Path rootDisk, byte[] baseInitramfs, String imageId)
+  private MicroVmSandbox claimAndStart(
+      RunSpec spec,
+      SandboxListener listener,
+      Path rootDisk,
+      byte[] baseInitramfs,
+      String imageId,
+      MicroVmSession session)
       throws IOException {
     Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
     Placement placement = claimSlot(spec);
-    VmLayout layout = layout(spec, placement);
+    VmLayout layout = new VmLayout(spec, config, vmm, placement, tscKhz(), session != null);
     MicroVmSandbox sandbox =
         new MicroVmSandbox(
             this,
@@ -186,7 +226,11 @@ public final class MicroVmBackend implements SandboxBackend {
             listener,
             Instant.now().plus(ttl),
             config.bootTimeout(),
-            imageId);
+            imageId,
+            session == null ? MicroVmSandbox.ONE_SHOT : session);
+    if (session != null) {
+      session.attach(sandbox);
+    }
     sandbox.dirCreated();
     // The initramfs is made once the proxy is ready: a run that inspects hosts carries its
     // proxy's CA certificate, which exists only from then on.
@@ -195,7 +239,7 @@ public final class MicroVmBackend implements SandboxBackend {
           byte[] runArchive =
               GuestFiles.runArchive(
                   layout.guestSettings(),
-                  spec.command(),
+                  session == null ? spec.command() : List.of(),
                   layout.workloadEnv(),
                   spec.workloadCredentials(),
                   runCa);

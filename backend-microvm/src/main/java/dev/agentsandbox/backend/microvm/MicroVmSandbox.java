@@ -62,6 +62,38 @@ final class MicroVmSandbox implements Sandbox {
   private volatile GuestChannel control;
   private volatile Process vm;
   private volatile Instant started;
+  private volatile String failure;
+  private final ControlPort port;
+
+  /**
+   * What the guest's control port carries: for a run, the host's one {@code stop} line; for a
+   * session, the step runner's frames both ways ({@link MicroVmSession}).
+   */
+  interface ControlPort {
+    /** Bytes the guest wrote to the port, in order, from the channel's one thread. */
+    void received(byte[] chunk);
+
+    /** The port's stream ended (the VMM exited, or teardown closed it). */
+    void ended();
+
+    /** Asks the guest to stop its workload; returns whether the request was sent. */
+    boolean askToStop(GuestChannel channel);
+  }
+
+  /** A run's control port: it only ever sends {@code stop}. */
+  static final ControlPort ONE_SHOT =
+      new ControlPort() {
+        @Override
+        public void received(byte[] chunk) {}
+
+        @Override
+        public void ended() {}
+
+        @Override
+        public boolean askToStop(GuestChannel channel) {
+          return channel.send(STOP);
+        }
+      };
 
   MicroVmSandbox(
       MicroVmBackend backend,
@@ -72,6 +104,20 @@ final class MicroVmSandbox implements Sandbox {
       Instant hardDeadline,
       Duration bootTimeout,
       String imageId) {
+    this(backend, layout, runId, runtime, listener, hardDeadline, bootTimeout, imageId, ONE_SHOT);
+  }
+
+  MicroVmSandbox(
+      MicroVmBackend backend,
+      VmLayout layout,
+      String runId,
+      String runtime,
+      SandboxListener listener,
+      Instant hardDeadline,
+      Duration bootTimeout,
+      String imageId,
+      ControlPort port) {
+    this.port = port;
     this.backend = backend;
     this.layout = layout;
     this.runId = runId;
@@ -151,7 +197,8 @@ final class MicroVmSandbox implements Sandbox {
       statusChannel =
           GuestChannel.listen(layout.statusSocket(), vmmUid, status::accept, "asb-status-" + runId);
       control =
-          GuestChannel.listen(layout.controlSocket(), vmmUid, chunk -> {}, "asb-control-" + runId);
+          GuestChannel.listen(
+              layout.controlSocket(), vmmUid, port::received, port::ended, "asb-control-" + runId);
       List<String> command = backend.vmm().commandLine(layout.vmRequest(rootDisk));
       step = "starting the VM (" + runtime + ")";
       started = Instant.now();
@@ -278,6 +325,10 @@ final class MicroVmSandbox implements Sandbox {
       proxy.stop();
     }
     OptionalInt exit = status.exitStatus();
+    String failed = failure;
+    if (failed != null) {
+      return new Completion(Completion.End.ERROR, exit, failed);
+    }
     if (killed.get()) {
       return new Completion(Completion.End.KILLED, exit, "killed on request");
     }
@@ -322,7 +373,8 @@ final class MicroVmSandbox implements Sandbox {
    */
   private void stopGuest(boolean ask) throws InterruptedException {
     GuestChannel channel = control;
-    boolean asked = status.readyAt().isPresent() && channel != null && (!ask || channel.send(STOP));
+    boolean asked =
+        status.readyAt().isPresent() && channel != null && (!ask || port.askToStop(channel));
     if (!asked || !vm.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
       vm.destroyForcibly();
     }
@@ -338,10 +390,29 @@ final class MicroVmSandbox implements Sandbox {
     killed.set(true);
     Process process = vm;
     GuestChannel channel = control;
-    boolean asked = status.readyAt().isPresent() && channel != null && channel.send(STOP);
+    boolean asked = status.readyAt().isPresent() && channel != null && port.askToStop(channel);
     if (process != null && !asked) {
       process.destroyForcibly();
     }
+  }
+
+  /**
+   * Ends the sandbox as failed, now: the VMM is killed (no outputs are written) and {@link #await}
+   * reports {@code detail}. For a guest that can no longer be trusted (its step runner broke the
+   * protocol).
+   */
+  void failed(String detail) {
+    failure = detail;
+    Process process = vm;
+    if (process != null) {
+      process.destroyForcibly();
+    }
+  }
+
+  /** Writes to the guest's control port; false when the VMM has not connected or it failed. */
+  boolean sendControl(byte[] bytes) {
+    GuestChannel channel = control;
+    return channel != null && channel.send(bytes);
   }
 
   /**
@@ -459,59 +530,6 @@ final class MicroVmSandbox implements Sandbox {
       teardown();
     } catch (RuntimeException ignored) {
       // The launch error is the one to report; the reaper removes what is left.
-    }
-  }
-
-  /** What the guest init reports on the status port, one line at a time. */
-  static final class GuestStatus {
-    private final StringBuilder pending = new StringBuilder();
-    private volatile Instant readyAt;
-    private volatile Integer exit;
-    private volatile String error;
-    private volatile boolean outputsFailed;
-
-    synchronized void accept(byte[] chunk) {
-      pending.append(new String(chunk, StandardCharsets.UTF_8));
-      int newline;
-      while ((newline = pending.indexOf("\n")) >= 0) {
-        line(pending.substring(0, newline).strip());
-        pending.delete(0, newline + 1);
-      }
-    }
-
-    private void line(String line) {
-      if (line.equals("ready")) {
-        readyAt = Instant.now();
-      } else if (line.startsWith("exit ") && line.substring(5).matches("[0-9]{1,3}")) {
-        exit = Integer.parseInt(line.substring(5));
-      } else if (line.startsWith("error ")) {
-        error = line.substring(6);
-      } else if (line.startsWith("outputs failed")) {
-        // The host's words, not the guest's: this text reaches the run's record.
-        outputsFailed = true;
-      }
-    }
-
-    java.util.Optional<Instant> readyAt() {
-      return java.util.Optional.ofNullable(readyAt);
-    }
-
-    OptionalInt exitStatus() {
-      Integer value = exit;
-      return value == null ? OptionalInt.empty() : OptionalInt.of(value);
-    }
-
-    java.util.Optional<String> error() {
-      return java.util.Optional.ofNullable(error);
-    }
-
-    /** Why the guest could not write its outputs, if it says so. */
-    java.util.Optional<String> outputsProblem() {
-      return outputsFailed
-          ? java.util.Optional.of(
-              "the guest could not write all of /workspace/out to its output disk (larger than"
-                  + " the disk?); what it wrote is kept")
-          : java.util.Optional.empty();
     }
   }
 }

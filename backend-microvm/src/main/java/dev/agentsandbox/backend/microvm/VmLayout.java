@@ -32,13 +32,33 @@ final class VmLayout {
   private final Vmm vmm;
   private final Placement placement;
   private final long tscKhz;
+  private final boolean session;
 
   VmLayout(RunSpec spec, MicroVmConfig config, Vmm vmm, Placement placement, long tscKhz) {
+    this(spec, config, vmm, placement, tscKhz, false);
+  }
+
+  /**
+   * @param session whether the guest runs the step runner on its control port instead of the spec's
+   *     command (a session's VM)
+   */
+  VmLayout(
+      RunSpec spec,
+      MicroVmConfig config,
+      Vmm vmm,
+      Placement placement,
+      long tscKhz,
+      boolean session) {
     this.spec = spec;
     this.config = config;
     this.vmm = vmm;
     this.placement = placement;
     this.tscKhz = tscKhz;
+    this.session = session;
+  }
+
+  boolean session() {
+    return session;
   }
 
   Placement placement() {
@@ -208,6 +228,9 @@ final class VmLayout {
     // The guest has no clock of its own (the machine runs with rtc=off and no kvmclock under TCG):
     // without this it starts at 1970, and every certificate is "not yet valid" to its clients.
     settings.put("ASB_CLOCK", Long.toString(java.time.Instant.now().getEpochSecond()));
+    if (session) {
+      settings.put("ASB_SESSION", "1");
+    }
     return settings;
   }
 
@@ -377,7 +400,7 @@ final class VmLayout {
             initramfs().toString(),
             Map.of(
                 "run_env", guestSettings(),
-                "argv", spec.command(),
+                "argv", session ? List.of() : spec.command(),
                 "env_keys", workloadEnv().keySet().stream().toList(),
                 "credentials",
                     spec.credentials().stream()

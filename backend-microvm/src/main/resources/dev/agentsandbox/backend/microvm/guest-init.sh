@@ -3,7 +3,8 @@
 # run's read-only root disk, gives it a writable /tmp and /workspace, configures the one network
 # interface, caps the workload's processes and memory with a cgroup, runs the command as an
 # unprivileged user with no capabilities, and sends its output and exit status to the host over two
-# virtio-serial ports. When the workload has ended (or the host asked on the control port to stop
+# virtio-serial ports (or, for a session, starts the step runner on the control port instead of a
+# command). When the workload has ended (or the host asked on the control port to stop
 # it), it writes /workspace/out as a tar onto the output disk. Then it resets the machine, which
 # ends the VMM (-no-reboot).
 #
@@ -145,38 +146,61 @@ mkdir /sys/fs/cgroup/workload && echo "$ASB_PIDS" >/sys/fs/cgroup/workload/pids.
   && echo 0 >/sys/fs/cgroup/workload/memory.swap.max 2>/dev/null
 [ "$(cat /sys/fs/cgroup/workload/pids.max)" = "$ASB_PIDS" ] || fail "setting pids.max"
 
-# The host asks on the control port to stop the workload (its deadline, a kill); everything in the
-# workload's group dies at once, and the outputs are still written below.
-(
-  read -r request </dev/asb-control && [ "$request" = stop ] \
-    && echo 1 >/sys/fs/cgroup/workload/cgroup.kill
-) </dev/null >/dev/null 2>&1 &
-control=$!
-
-echo "ready" >/dev/asb-status
-
-# No new privileges, then chroot into the image and switch to the workload's user; the kernel
-# clears every capability when a root process changes to a non-zero uid.
-eval "set -- $(cat /asb/argv)" || fail "reading /asb/argv"
 environment=$(cat /asb/envv) || fail "reading /asb/envv"
 rm -f /asb/envv
-(
-  # "0" moves the writer itself: this subshell. ($$ would be the init's own pid, PID 1.)
-  echo 0 >/sys/fs/cgroup/workload/cgroup.procs || exit 125
-  eval "exec env -i $environment setpriv --nnp nsenter -r/newroot -w/newroot/workspace \
-    -S \"\$ASB_UID\" -G \"\$ASB_GID\" -- \"\$@\""
-) </dev/null >/dev/asb-out 2>&1 &
-workload=$!
-wait "$workload"
-status=$?
-environment=
-kill "$control" 2>/dev/null
-echo "exit $status" >/dev/asb-status
+if [ "${ASB_SESSION:-0}" = 1 ]; then
+  # A session: no command; the step runner (docs/step-runner.md) takes steps and file operations
+  # from the host over the control port, as the workload's user, chrooted into the image. It is
+  # given the workload's cgroup to make one child cgroup per step in (so a kill reaches all a step
+  # started): the folder and its cgroup.procs become the user's, the limits stay root's and bound
+  # the runner and every step together.
+  mkdir /sys/fs/cgroup/workload/runner \
+    && chown "$ASB_UID:$ASB_GID" /sys/fs/cgroup/workload /sys/fs/cgroup/workload/cgroup.procs \
+    || fail "handing the workload's cgroup to the step runner"
+  echo "ready" >/dev/asb-status
+  (
+    echo 0 >/sys/fs/cgroup/workload/runner/cgroup.procs || exit 125
+    eval "exec env -i $environment /bin/asb-step-runner --in 3 --out 3 --chroot /newroot \
+      --workspace /workspace --uid \"\$ASB_UID\" --gid \"\$ASB_GID\" --cgroup-fd 4"
+  ) 3<>/dev/asb-control 4</sys/fs/cgroup/workload </dev/null >/dev/null &
+  workload=$!
+  wait "$workload"
+  status=$?
+  environment=
+  echo "exit $status" >/dev/asb-status
+else
+  # The host asks on the control port to stop the workload (its deadline, a kill); everything in
+  # the workload's group dies at once, and the outputs are still written below.
+  (
+    read -r request </dev/asb-control && [ "$request" = stop ] \
+      && echo 1 >/sys/fs/cgroup/workload/cgroup.kill
+  ) </dev/null >/dev/null 2>&1 &
+  control=$!
+
+  echo "ready" >/dev/asb-status
+
+  # No new privileges, then chroot into the image and switch to the workload's user; the kernel
+  # clears every capability when a root process changes to a non-zero uid.
+  eval "set -- $(cat /asb/argv)" || fail "reading /asb/argv"
+  (
+    # "0" moves the writer itself: this subshell. ($$ would be the init's own pid, PID 1.)
+    echo 0 >/sys/fs/cgroup/workload/cgroup.procs || exit 125
+    eval "exec env -i $environment setpriv --nnp nsenter -r/newroot -w/newroot/workspace \
+      -S \"\$ASB_UID\" -G \"\$ASB_GID\" -- \"\$@\""
+  ) </dev/null >/dev/asb-out 2>&1 &
+  workload=$!
+  wait "$workload"
+  status=$?
+  environment=
+  kill "$control" 2>/dev/null
+  echo "exit $status" >/dev/asb-status
+fi
 
 # Nothing of the workload may still be writing while out/ is archived: stop what it left running.
 echo 1 >/sys/fs/cgroup/workload/cgroup.kill 2>/dev/null
 tries=0
-while [ -n "$(cat /sys/fs/cgroup/workload/cgroup.procs)" ] && [ "$tries" -lt 250 ]; do
+# cgroup.events, not cgroup.procs: a session's steps live in child cgroups of the workload's.
+while grep -q "populated 1" /sys/fs/cgroup/workload/cgroup.events && [ "$tries" -lt 250 ]; do
   tries=$((tries + 1))
   usleep 20000
 done

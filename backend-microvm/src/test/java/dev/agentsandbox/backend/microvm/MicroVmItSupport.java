@@ -120,10 +120,15 @@ final class MicroVmItSupport {
 
   /** Taps whose alias names a test run. */
   static List<String> testTaps() throws java.io.IOException {
+    return testTaps("itvm");
+  }
+
+  /** Taps whose alias names a run whose id starts with {@code prefix}. */
+  static List<String> testTaps(String prefix) throws java.io.IOException {
     List<String> found = new ArrayList<>();
     for (String tap : taps()) {
       Path alias = Path.of("/sys/class/net", tap, "ifalias");
-      if (Files.exists(alias) && Files.readString(alias).contains("run=itvm")) {
+      if (Files.exists(alias) && Files.readString(alias).contains("run=" + prefix)) {
         found.add(tap);
       }
     }
@@ -132,24 +137,39 @@ final class MicroVmItSupport {
 
   /** The table's set elements that name a test run. */
   static String fenceElementsOfTests() throws Exception {
+    return fenceElementsOfTests("itvm");
+  }
+
+  static String fenceElementsOfTests(String prefix) throws Exception {
     String table = Host.output("nft", "list", "table", "inet", NftFence.TABLE);
-    return table.lines().filter(l -> l.contains("run itvm")).reduce("", (a, b) -> a + b + "\n");
+    return table
+        .lines()
+        .filter(l -> l.contains("run " + prefix))
+        .reduce("", (a, b) -> a + b + "\n");
   }
 
   /** Reaps every test run and asserts that no tap, element, directory or process remains. */
   static void cleanUpAndAssertNothingLeft(MicroVmBackend backend) throws Exception {
-    backend.reap(Instant.now(), runId -> !runId.startsWith("itvm"));
+    cleanUpAndAssertNothingLeft(backend, "itvm");
+  }
+
+  /**
+   * As {@link #cleanUpAndAssertNothingLeft(MicroVmBackend)}, for the runs whose ids start with
+   * {@code prefix} only (so a suite leaves other suites' VMs on the same host alone).
+   */
+  static void cleanUpAndAssertNothingLeft(MicroVmBackend backend, String prefix) throws Exception {
+    backend.reap(Instant.now(), runId -> !runId.startsWith(prefix));
     List<String> dirs = new ArrayList<>();
     if (Files.isDirectory(backend.config().runDir())) {
       try (var list = Files.list(backend.config().runDir())) {
         list.map(p -> p.getFileName().toString())
-            .filter(n -> n.startsWith("itvm"))
+            .filter(n -> n.startsWith(prefix))
             .forEach(dirs::add);
       }
     }
     assertThat(dirs).as("run directories left behind").isEmpty();
-    assertThat(testTaps()).as("taps left behind").isEmpty();
-    assertThat(fenceElementsOfTests()).as("nftables elements left behind").isEmpty();
+    assertThat(testTaps(prefix)).as("taps left behind").isEmpty();
+    assertThat(fenceElementsOfTests(prefix)).as("nftables elements left behind").isEmpty();
     assertThat(
             ProcessHandle.allProcesses()
                 .filter(
@@ -158,7 +178,7 @@ final class MicroVmItSupport {
                             .arguments()
                             .map(a -> String.join(" ", a))
                             .orElse("")
-                            .contains(backend.config().runDir() + "/itvm"))
+                            .contains(backend.config().runDir() + "/" + prefix))
                 .map(ProcessHandle::pid)
                 .toList())
         .as("VMM or proxy processes left behind")

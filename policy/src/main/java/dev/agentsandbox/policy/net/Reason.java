@@ -76,6 +76,16 @@ public enum Reason {
     return wireName;
   }
 
+  /** The reason whose {@link #wireName()} is {@code wireName}, if there is one. */
+  public static java.util.Optional<Reason> fromWireName(String wireName) {
+    for (Reason reason : values()) {
+      if (reason.wireName.equals(wireName)) {
+        return java.util.Optional.of(reason);
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
   @Override
   public String toString() {
     return wireName;

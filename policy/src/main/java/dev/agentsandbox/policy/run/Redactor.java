@@ -23,7 +23,8 @@ public final class Redactor {
   /**
    * Credential shapes, each a reason a reviewer can check: bearer and basic auth headers, PEM
    * private keys, JWTs, AWS access key ids, GitHub, GitLab, Slack, OpenAI-style and Anthropic keys,
-   * this product's own API tokens, and {@code name=value} pairs whose name says secret.
+   * HashiCorp Vault tokens ({@code hvs.}, {@code hvb.}, {@code hvr.}), this product's own API
+   * tokens, and {@code name=value} pairs whose name says secret.
    */
   private static final List<Pattern> SHAPES =
       List.of(
@@ -36,6 +37,7 @@ public final class Redactor {
           Pattern.compile("\\b(AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\\b"),
           Pattern.compile("\\b(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
           Pattern.compile("\\bglpat-[A-Za-z0-9_-]{20,}"),
+          Pattern.compile("\\bhv[sbr]\\.[A-Za-z0-9_-]{20,}"),
           Pattern.compile("\\bxox[abprs]-[A-Za-z0-9-]{10,}"),
           Pattern.compile("\\bsk-(ant-)?[A-Za-z0-9_-]{20,}"),
           Pattern.compile("\\basb_[A-Za-z0-9_-]{20,}"),

@@ -30,6 +30,14 @@ class RedactorTest {
             "JWT",
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
             "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+        Arguments.of(
+            "Vault service token",
+            "vault: using hvs.CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4",
+            "CAESIJlSx3Tf7W8Q0qL9v2nB1aXkYzPqRtU4"),
+        Arguments.of(
+            "Vault batch token",
+            "token hvb.AAAAAQKx9mN2pQ7rT1vW3yZ5bC8dF0gH",
+            "AAAAAQKx9mN2pQ7rT1vW3yZ5bC8dF0gH"),
         Arguments.of("password assignment", "db_password=hunter2hunter2", "hunter2hunter2"),
         Arguments.of("quoted api key", "api_key: \"abc 123 secret\"", "abc 123 secret"),
         Arguments.of(

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.config.ConfigProblem;
 import dev.agentsandbox.policy.config.Loosening;
+import dev.agentsandbox.policy.text.ShownText;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.Store;
@@ -248,6 +249,19 @@ public final class GovernedConfigs {
       String tooLong = "longer than " + MAX_REASON_LENGTH + " characters";
       throw new InvalidChangeException(
           "reason: " + tooLong, List.of(new ConfigProblem("reason", tooLong)));
+    }
+    // A reason is read in the audit log, the CLI's terminal and the console: an escape sequence
+    // (OSC 52 sets the reader's clipboard), a bidirectional control or an invisible character
+    // would make it say something else there than what was stored.
+    Optional<ShownText.Finding> unsafe = ShownText.firstRefused(trimmed, ShownText.Rule.TEXT);
+    if (unsafe.isPresent()) {
+      String problem =
+          "contains "
+              + unsafe.get().describe()
+              + " (a reason is one line of plain text: no control, bidirectional or invisible"
+              + " characters)";
+      throw new InvalidChangeException(
+          "reason: " + problem, List.of(new ConfigProblem("reason", problem)));
     }
     return trimmed.isEmpty() ? null : trimmed;
   }

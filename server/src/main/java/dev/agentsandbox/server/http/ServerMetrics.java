@@ -44,24 +44,30 @@ public final class ServerMetrics implements GovernanceMetrics {
   }
 
   /**
-   * Exposes the warm pool: {@code agent_sandbox_warm_sandboxes{agent,state}} (state {@code ready}
-   * or {@code preparing}; agents are the configured ones, so bounded) and {@code
+   * Exposes the warm pool: {@code agent_sandbox_warm_sandboxes{state}} (state {@code ready} or
+   * {@code preparing}, summed over agents) and {@code
    * agent_sandbox_warm_sandboxes_ended_total{outcome}} (handed_over, drained, expired, shutdown,
-   * failed), both read when scraped.
+   * failed), both read when scraped. No agent label: {@code /metrics} answers without a token, and
+   * which agents an installation runs is for {@code agent_sandbox.read} holders (the runs and the
+   * configuration say it to them).
    */
   public void warmPool(
       Supplier<Map<String, Map<String, Integer>>> counts, Supplier<Map<String, Long>> outcomes) {
     GaugeWithCallback.builder()
         .name("agent_sandbox_warm_sandboxes")
-        .help("Warm sandboxes per agent, ready for a run or being prepared")
-        .labelNames("agent", "state")
+        .help("Warm sandboxes of every agent, ready for a run or being prepared")
+        .labelNames("state")
         .callback(
-            callback ->
-                counts
-                    .get()
-                    .forEach(
-                        (agent, states) ->
-                            states.forEach((state, n) -> callback.call(n, agent, state))))
+            callback -> {
+              Map<String, Integer> byState = new java.util.TreeMap<>();
+              counts
+                  .get()
+                  .values()
+                  .forEach(
+                      states ->
+                          states.forEach((state, n) -> byState.merge(state, n, Integer::sum)));
+              byState.forEach((state, n) -> callback.call(n, state));
+            })
         .register(registry);
     CounterWithCallback.builder()
         .name("agent_sandbox_warm_sandboxes_ended_total")

@@ -7,6 +7,7 @@ import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.runs.PlanView;
 import dev.agentsandbox.runs.RunView;
+import dev.agentsandbox.runs.audit.PlainJson;
 import dev.agentsandbox.store.RunRecord;
 import java.time.Instant;
 import java.util.List;
@@ -83,7 +84,8 @@ final class RunJson {
             });
     view.put("output_tail", run.outputTail());
     run.live().ifPresent(live -> view.put("output_bytes", live.outputBytes()));
-    view.putArray("egress").addAll(run.egress());
+    ArrayNode egress = view.putArray("egress");
+    run.egress().forEach(decision -> egress.add(PlainJson.node(decision)));
     view.put("egress_complete", run.egressComplete());
     if (run.egressNotListed() > 0) {
       view.put("egress_not_listed", run.egressNotListed());

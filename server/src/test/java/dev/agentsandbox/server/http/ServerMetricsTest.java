@@ -37,4 +37,24 @@ class ServerMetricsTest {
         .contains("agent_sandbox_proxy_pool_ready 1.0")
         .contains("agent_sandbox_proxy_pool_standbys_total{event=\"taken\"} 4.0");
   }
+
+  /**
+   * {@code /metrics} answers without a token: it must not say which agents this installation runs.
+   * The warm pool is counted per state, summed over agents.
+   */
+  @Test
+  void theWarmPoolIsCountedWithoutNamingAnyAgent() throws Exception {
+    ServerMetrics metrics = new ServerMetrics(new PrometheusRegistry());
+    Map<String, Map<String, Integer>> warm = new LinkedHashMap<>();
+    warm.put("payroll-exporter", Map.of("ready", 2, "preparing", 1));
+    warm.put("incident-bot", Map.of("ready", 1));
+    metrics.warmPool(() -> warm, () -> Map.of("handed_over", 4L));
+
+    String text = new String(metrics.scrape().body(), StandardCharsets.UTF_8);
+    assertThat(text)
+        .contains("agent_sandbox_warm_sandboxes{state=\"ready\"} 3.0")
+        .contains("agent_sandbox_warm_sandboxes{state=\"preparing\"} 1.0")
+        .contains("agent_sandbox_warm_sandboxes_ended_total{outcome=\"handed_over\"} 4.0")
+        .doesNotContain("payroll-exporter", "incident-bot", "agent=");
+  }
 }

@@ -207,6 +207,59 @@ class RunApiIT {
     assertThat(types).doesNotContain("agent_sandbox.failure", "agent_sandbox.timeout");
   }
 
+  /**
+   * Issue 26 item 6: a workload that hammers a refused host through the real proxy writes a bounded
+   * number of rows, and the teardown row's total is exactly the refusals the workload saw.
+   */
+  @Test
+  void aFloodOfRefusalsThroughTheProxyWritesBoundedRowsAndExactTotals() throws Exception {
+    int requests = 3000;
+    // One curl, a URL glob: 3,000 plain HTTP requests to a host not on the allow-list.
+    String script =
+        "curl -s -m 240 -o /dev/null -w '%{http_code}\\n' 'http://flood.denied.test:"
+            + upstream.port()
+            + "/[1-"
+            + requests
+            + "]' | grep -c '^403$' | sed 's/^/refused=/'";
+    JsonNode result =
+        call(
+            "POST",
+            BASE + "/run",
+            JSON.writeValueAsString(
+                Map.of("agent", "helper", "command", List.of("sh", "-c", script))));
+    assertThat(result.path("end").asText()).as(result.toString()).isEqualTo("exit");
+    java.util.regex.Matcher seen =
+        java.util.regex.Pattern.compile("refused=(\\d+)")
+            .matcher(result.path("output_tail").asText());
+    assertThat(seen.find()).as(result.path("output_tail").asText()).isTrue();
+    long refused = Long.parseLong(seen.group(1));
+    assertThat(refused).as("the workload got a 403 for each request").isEqualTo(requests);
+    String runId = result.path("run_id").asText();
+    List<String> types = auditTypesOnceTornDown(runId);
+
+    assertThat(types.size()).as("every row of the run: " + types).isLessThan(30);
+    assertThat(types.stream().filter("agent_sandbox.egress.deny"::equals).count())
+        .as("rows in full: the per-host limit")
+        .isEqualTo(10);
+    JsonNode rows = call("GET", "/api/admin/platform/audit?run=" + runId + "&limit=1000", null);
+    long counted = 0;
+    JsonNode teardown = null;
+    for (JsonNode row : rows.path("rows")) {
+      if (row.path("type").asText().equals("agent_sandbox.egress.deny.counted")) {
+        counted += row.path("data").path("count").asLong();
+      }
+      if (row.path("type").asText().equals("agent_sandbox.teardown")) {
+        teardown = row.path("data");
+      }
+    }
+    assertThat(counted + 10).as("every refusal in a row or a count").isEqualTo(requests);
+    assertThat(teardown).isNotNull();
+    assertThat(teardown.path("egress_denied").asLong()).isEqualTo(requests);
+    assertThat(teardown.path("egress_denied_counted").asLong()).isEqualTo(requests - 10);
+    JsonNode timeline = call("GET", BASE + "/runs/" + runId + "/timeline", null);
+    assertThat(timeline.path("egress").path("denied_total").asLong()).isEqualTo(requests);
+  }
+
   @Test
   void theAnswerIsWholeAndTheSandboxIsRemovedAfterwardsWithItsTeardownRow() throws Exception {
     JsonNode result =

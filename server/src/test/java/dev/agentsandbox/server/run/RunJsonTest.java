@@ -120,7 +120,7 @@ class RunJsonTest {
         "instance");
   }
 
-  private static JsonNode node(String json) throws Exception {
-    return MAPPER.readTree(json);
+  private static java.util.Map<String, Object> node(String json) throws Exception {
+    return MAPPER.readValue(json, new com.fasterxml.jackson.core.type.TypeReference<>() {});
   }
 }

@@ -202,9 +202,7 @@ class WarmPoolIT {
   }
 
   private static void awaitReady(int ready) {
-    Pattern line =
-        Pattern.compile(
-            "agent_sandbox_warm_sandboxes\\{agent=\"" + AGENT + "\",state=\"ready\"} ([0-9.]+)");
+    Pattern line = Pattern.compile("agent_sandbox_warm_sandboxes\\{state=\"ready\"} ([0-9.]+)");
     await()
         .atMost(PREPARED)
         .pollInterval(Duration.ofMillis(250))

@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 
@@ -28,11 +29,39 @@ public final class AuditVerifier {
 
   /** Verifies the whole chain; {@code anchor} (nullable) is a head recorded outside the store. */
   public VerifyResult verify(AuditHead anchor) {
+    return verifyFrom(new AuditHead(0, AuditHash.GENESIS), anchor, List.of());
+  }
+
+  /**
+   * Verifies the chain from {@code start}, a row verified before (its id and hash): that row still
+   * has that hash, every row after it links to the one before and hashes to its contents, and the
+   * chain head and {@code anchor} (nullable) name rows that exist with their hashes. Also re-hashes
+   * each of {@code recheck}, rows at or before {@code start}, and checks the row after each still
+   * links to it. Rows before {@code start} are otherwise not read again.
+   */
+  public VerifyResult verifyFrom(AuditHead start, AuditHead anchor, Collection<Long> recheck) {
     // The head is read first: rows appended while the walk runs lie beyond it and are checked as
     // links of the chain, but the head comparison concerns the row it named when it was read.
     Optional<AuditHead> storedHead =
         database.read("read the audit chain head", AuditVerifier::readHead);
-    Walk walk = new Walk(storedHead.orElse(null), anchor);
+    Walk walk = new Walk(storedHead.orElse(null), anchor, start);
+    database.read(
+        "verify audit rows",
+        c -> {
+          walk.known(c, start, "the verified row " + start);
+          if (storedHead.isPresent() && storedHead.get().id() <= start.id()) {
+            walk.known(c, storedHead.get(), "the chain head");
+          }
+          if (anchor != null && anchor.id() <= start.id()) {
+            walk.known(c, anchor, "the anchored head " + anchor);
+          }
+          for (long id : new java.util.TreeSet<>(recheck)) {
+            if (id <= start.id()) {
+              walk.recheck(c, id);
+            }
+          }
+          return null;
+        });
     boolean more = true;
     while (more) {
       long after = walk.lastId;
@@ -65,14 +94,85 @@ public final class AuditVerifier {
     private boolean anchorSeen;
 
     /** {@code storedHead} is null when the audit_head row is gone. */
-    Walk(AuditHead storedHead, AuditHead anchor) {
+    Walk(AuditHead storedHead, AuditHead anchor, AuditHead start) {
       this.storedHead = storedHead;
       this.anchor = anchor;
+      this.lastId = start.id();
+      this.lastHash = start.hash();
       if (storedHead == null) {
         problem(
             "the chain head row (audit_head) is missing: deleted by hand; the newest rows cannot"
                 + " be checked without an anchor");
       }
+    }
+
+    /**
+     * Checks a row that lies at or before where the walk starts: it exists with {@code head}'s
+     * hash. Marks the chain head and the anchor seen when it is one of them.
+     */
+    void known(Connection connection, AuditHead head, String what) throws SQLException {
+      if (head.id() == 0) {
+        return;
+      }
+      try (PreparedStatement statement =
+          connection.prepareStatement("SELECT hash FROM audit_log WHERE id = ?")) {
+        statement.setLong(1, head.id());
+        try (ResultSet rows = statement.executeQuery()) {
+          if (!rows.next()) {
+            problem("row " + head.id() + " is missing: " + what + " names it (deleted)");
+          } else if (!rows.getString("hash").equals(head.hash())) {
+            problem("row " + head.id() + ": hash differs from " + what + " (replaced)");
+          }
+        }
+      }
+      if (storedHead != null && head.id() == storedHead.id()) {
+        storedHeadSeen = true;
+      }
+      if (anchor != null && head.id() == anchor.id()) {
+        anchorSeen = true;
+      }
+    }
+
+    /** Re-hashes one row and checks that the row after it still links to it. */
+    void recheck(Connection connection, long id) throws SQLException {
+      try (PreparedStatement statement =
+          connection.prepareStatement(
+              "SELECT id, time_ms, type, actor, agent, run_id, data, prev_hash, hash"
+                  + " FROM audit_log WHERE id IN (?, ?) ORDER BY id")) {
+        statement.setLong(1, id);
+        statement.setLong(2, id + 1);
+        try (ResultSet rows = statement.executeQuery()) {
+          if (!rows.next() || rows.getLong("id") != id) {
+            problem("row " + id + " is missing (deleted)");
+            return;
+          }
+          checked++;
+          String hash = rows.getString("hash");
+          if (!recomputed(rows).equals(hash)) {
+            problem("row " + id + ": hash does not match the row's contents (edited)");
+          }
+          if (rows.next() && !hash.equals(rows.getString("prev_hash"))) {
+            problem(
+                "row "
+                    + (id + 1)
+                    + ": prev_hash does not match the hash of row "
+                    + id
+                    + " (a row was replaced)");
+          }
+        }
+      }
+    }
+
+    private static String recomputed(ResultSet rows) throws SQLException {
+      return AuditHash.of(
+          rows.getLong("id"),
+          rows.getLong("time_ms"),
+          rows.getString("type"),
+          rows.getString("actor"),
+          rows.getString("agent"),
+          rows.getString("run_id"),
+          rows.getString("data"),
+          rows.getString("prev_hash"));
     }
 
     /** Checks the next page; returns whether a full page was read (there may be more). */
@@ -122,17 +222,7 @@ public final class AuditVerifier {
                 + (lastId == 0 ? "the chain start" : "row " + lastId)
                 + " (a row before it was deleted, replaced or reordered)");
       }
-      String recomputed =
-          AuditHash.of(
-              id,
-              rows.getLong("time_ms"),
-              rows.getString("type"),
-              rows.getString("actor"),
-              rows.getString("agent"),
-              rows.getString("run_id"),
-              rows.getString("data"),
-              prevHash);
-      if (!recomputed.equals(hash)) {
+      if (!recomputed(rows).equals(hash)) {
         problem("row " + id + ": hash does not match the row's contents (edited)");
       }
       if (storedHead != null && id == storedHead.id()) {

@@ -1,0 +1,180 @@
+package dev.agentsandbox.backend.microvm;
+
+import dev.agentsandbox.backend.Completion;
+import dev.agentsandbox.backend.session.ArchiveWritten;
+import dev.agentsandbox.backend.session.PathInfo;
+import dev.agentsandbox.backend.session.SessionSandbox;
+import dev.agentsandbox.backend.session.Step;
+import dev.agentsandbox.backend.session.StepListener;
+import dev.agentsandbox.backend.session.StepSpec;
+import dev.agentsandbox.backend.session.UnableToRunStepException;
+import dev.agentsandbox.backend.session.WorkspacePath;
+import dev.agentsandbox.steprunner.RunnerClient;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A session's VM: a {@link MicroVmSandbox} whose guest runs the step runner on its control port
+ * (docs/step-runner.md) instead of a command. Steps and files are frames on that one virtio-serial
+ * port, each step's output framed on its own; the {@link RunnerClient} trusts nothing the guest
+ * sends, and a guest that breaks the protocol has its VM killed and the session ends as failed.
+ * Thread-safe as {@link SessionSandbox} requires.
+ */
+final class MicroVmSession implements SessionSandbox, MicroVmSandbox.ControlPort {
+  private final RunnerClient runner;
+  private final AtomicBoolean over = new AtomicBoolean();
+  private volatile MicroVmSandbox vm;
+
+  MicroVmSession(String runId) {
+    this.runner = new RunnerClient("run " + runId, this::write, this::violated);
+  }
+
+  /** Attaches the VM whose control port this session speaks on; before it starts. */
+  void attach(MicroVmSandbox sandbox) {
+    this.vm = sandbox;
+  }
+
+  RunnerClient runner() {
+    return runner;
+  }
+
+  private void write(byte[] frame) throws IOException {
+    MicroVmSandbox sandbox = vm;
+    if (sandbox == null || !sandbox.sendControl(frame)) {
+      throw new IOException("the VM's control port is not connected");
+    }
+  }
+
+  private void violated(String why) {
+    MicroVmSandbox sandbox = vm;
+    if (sandbox != null) {
+      sandbox.failed(why);
+    }
+  }
+
+  @Override
+  public void received(byte[] chunk) {
+    runner.receive(chunk, 0, chunk.length);
+  }
+
+  @Override
+  public void ended() {
+    runner.ended();
+  }
+
+  @Override
+  public boolean askToStop(GuestChannel channel) {
+    return runner.bye();
+  }
+
+  private void open() {
+    if (over.get()) {
+      throw new UnableToRunStepException(
+          "using the session of run "
+              + runId()
+              + ": it has ended (its sandbox is stopping or gone)");
+    }
+  }
+
+  @Override
+  public String runId() {
+    return vm.runId();
+  }
+
+  @Override
+  public String runtime() {
+    return vm.runtime();
+  }
+
+  @Override
+  public Optional<String> imageId() {
+    return vm.imageId();
+  }
+
+  /**
+   * As a run's, except that a guest ending by itself is a failure: a session's guest only stops
+   * when asked, so its runner exiting on its own (a step killed it) is reported as {@code ERROR}.
+   */
+  @Override
+  public Completion await(Instant deadline) throws InterruptedException {
+    Completion completion = vm.await(deadline);
+    over.set(true);
+    if (completion.end() == Completion.End.EXIT) {
+      return new Completion(
+          Completion.End.ERROR,
+          completion.exitStatus(),
+          "the step runner ended by itself ("
+              + completion.detail()
+              + "); the session cannot take steps any more");
+    }
+    return completion;
+  }
+
+  @Override
+  public Optional<InputStream> outputs() {
+    return vm.outputs();
+  }
+
+  @Override
+  public void kill() {
+    over.set(true);
+    vm.kill();
+  }
+
+  @Override
+  public void teardown() {
+    over.set(true);
+    vm.teardown();
+  }
+
+  @Override
+  public Step exec(StepSpec step, StepListener listener) {
+    open();
+    return runner.exec(step, listener);
+  }
+
+  @Override
+  public long putFile(WorkspacePath path, InputStream content, long maxBytes) {
+    open();
+    return runner.files().putFile(path, content, maxBytes);
+  }
+
+  @Override
+  public ArchiveWritten putArchive(WorkspacePath folder, InputStream tar, long maxBytes) {
+    open();
+    return runner.files().putArchive(folder, tar, maxBytes);
+  }
+
+  @Override
+  public PathInfo stat(WorkspacePath path) {
+    open();
+    return runner.files().stat(path);
+  }
+
+  @Override
+  public List<PathInfo> list(WorkspacePath folder, int max) {
+    open();
+    return runner.files().list(folder, max);
+  }
+
+  @Override
+  public void readFile(WorkspacePath path, OutputStream out, long maxBytes) {
+    open();
+    runner.files().readFile(path, out, maxBytes);
+  }
+
+  @Override
+  public List<String> readFolder(WorkspacePath path, OutputStream out, long maxBytes) {
+    open();
+    return runner.files().readFolder(path, out, maxBytes);
+  }
+
+  MicroVmSandbox vm() {
+    return vm;
+  }
+}

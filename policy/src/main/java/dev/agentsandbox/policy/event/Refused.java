@@ -1,0 +1,70 @@
+package dev.agentsandbox.policy.event;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * {@code agent_sandbox.refused}: a request that must not run, written before the error is sent;
+ * nothing was created. A row of no run.
+ *
+ * @param reason the refusal's code ({@code env_refused}, {@code too_many_runs}, ...)
+ * @param message what a person reads
+ * @param problems each problem found
+ * @param envKeys the request's environment names, sorted; never the values
+ * @param command the request's command, secrets redacted
+ * @param revocations credentials minted before the refusal and what became of each (written only
+ *     when some had been minted)
+ */
+public record Refused(
+    String reason,
+    String message,
+    List<String> problems,
+    List<String> envKeys,
+    List<String> command,
+    List<Revocation> revocations)
+    implements RunEvent {
+
+  public Refused {
+    Objects.requireNonNull(reason, "reason");
+    Objects.requireNonNull(message, "message");
+    problems = List.copyOf(problems);
+    envKeys = List.copyOf(envKeys);
+    command = List.copyOf(command);
+    revocations = List.copyOf(revocations);
+  }
+
+  @Override
+  public EventType type() {
+    return EventType.REFUSED;
+  }
+
+  @Override
+  public Map<String, Object> toTree() {
+    Fields.Tree tree =
+        Fields.tree()
+            .put("reason", reason)
+            .put("message", message)
+            .put("problems", problems)
+            .put("env_keys", envKeys)
+            .put("command", command);
+    if (!revocations.isEmpty()) {
+      tree.put("revocations", revocations.stream().map(Revocation::toTree).toList());
+    }
+    return tree.build();
+  }
+
+  static Refused read(Object data) {
+    Fields f = Fields.of(EventType.REFUSED, data);
+    Refused refused =
+        new Refused(
+            f.string("reason"),
+            f.string("message"),
+            f.stringsOrEmpty("problems"),
+            f.stringsOrEmpty("env_keys"),
+            f.stringsOrEmpty("command"),
+            f.has("revocations") ? f.objects("revocations", Revocation::read) : List.of());
+    f.done();
+    return refused;
+  }
+}
