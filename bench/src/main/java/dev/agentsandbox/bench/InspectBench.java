@@ -173,8 +173,25 @@ public final class InspectBench {
         + "}}";
   }
 
+  /**
+   * A JSON string: quote, backslash and every control character escaped (keytool's PEM has CRLF).
+   */
   private static String jsonString(String text) {
-    return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
+    StringBuilder out = new StringBuilder("\"");
+    for (char c : text.toCharArray()) {
+      switch (c) {
+        case '"' -> out.append("\\\"");
+        case '\\' -> out.append("\\\\");
+        default -> {
+          if (c < 0x20) {
+            out.append(String.format("\\u%04x", (int) c));
+          } else {
+            out.append(c);
+          }
+        }
+      }
+    }
+    return out.append('"').toString();
   }
 
   /** {@code /small} answers two bytes; {@code /stream} 64 KiB chunks until the client leaves. */
