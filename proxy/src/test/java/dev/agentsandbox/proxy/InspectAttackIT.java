@@ -297,6 +297,13 @@ class InspectAttackIT {
             "dot-dot out of the allowed tree", "/repos/acme/../evil", "path-not-allowed", null),
         Arguments.of("encoded dot-dot", "/repos/acme/%2e%2e/evil", "path-not-allowed", null),
         Arguments.of("encoded slash", "/repos/acme%2F..%2F..%2Fgists", "path-not-allowed", null),
+        // Inside the allowed tree, so only the encoded-slash rule refuses it: decoded, it would
+        // pass as /repos/acme/x/y, a request the client did not send (never guessed).
+        Arguments.of(
+            "an encoded slash inside the allowed tree",
+            "/repos/acme/x%2Fy",
+            "path-not-allowed",
+            null),
         Arguments.of(
             "repeated slashes are merged, and sent merged",
             "//repos//acme/x",
