@@ -165,7 +165,7 @@ find_jdk() {
 }
 
 build_proxy() {
-  local jdk jar rootfs=$WORK/proxy modules
+  local jdk jar relay_jar runner rootfs=$WORK/proxy modules
   jdk=$(find_jdk)
   jar=${AGENT_SANDBOX_PROXY_JAR:-$ROOT/proxy/target/agent-sandbox-proxy.jar}
   if [ ! -f "$jar" ]; then
@@ -174,7 +174,22 @@ build_proxy() {
     (cd "$ROOT" && JAVA_HOME=$jdk ./mvnw -B -q -pl proxy -am package -DskipTests)
   fi
   [ -f "$jar" ] || die "building the proxy image: $jar was not produced"
-  modules=$("$jdk/bin/jdeps" --print-module-deps --ignore-missing-deps --multi-release 21 "$jar")
+  # A Kubernetes session's pod takes two more things from this image (docs/backends/k8s.md,
+  # "Sessions"): the static step runner, which an init container copies for the agent's
+  # container, and the session relay, which runs as a sidecar on this image's JVM.
+  relay_jar=${AGENT_SANDBOX_RELAY_JAR:-$ROOT/session-relay/target/agent-sandbox-session-relay.jar}
+  runner=${AGENT_SANDBOX_STEP_RUNNER:-$ROOT/step-runner/target/classes/dev/agentsandbox/steprunner/asb-step-runner}
+  if [ ! -f "$relay_jar" ] || [ ! -f "$runner" ]; then
+    [ -d "$ROOT/session-relay" ] || die "building the proxy image: module session-relay/ is not in this checkout"
+    log "building $relay_jar and the step runner"
+    (cd "$ROOT" && JAVA_HOME=$jdk ./mvnw -B -q -pl session-relay -am package -DskipTests)
+  fi
+  [ -f "$relay_jar" ] || die "building the proxy image: $relay_jar was not produced"
+  [ -f "$runner" ] || die "building the proxy image: $runner was not produced"
+  modules=$( {
+    "$jdk/bin/jdeps" --print-module-deps --ignore-missing-deps --multi-release 21 "$jar"
+    "$jdk/bin/jdeps" --print-module-deps --ignore-missing-deps --multi-release 21 "$relay_jar"
+  } | tr ',' '\n' | sort -u | paste -sd, -)
   # jdk.crypto.ec is folded into java.base on newer JDKs; naming only what exists keeps jlink happy.
   log "proxy runtime modules: $modules"
   base_rootfs "$rootfs"
@@ -219,6 +234,18 @@ exec /opt/java/bin/java $PROXY_JVM_FLAGS -XX:AOTCache=/opt/proxy/proxy.aot \
 SH
   sed -i "s|\$PROXY_JVM_FLAGS|$PROXY_JVM_FLAGS|" "$rootfs/opt/proxy/start"
   chmod 755 "$rootfs/opt/proxy/start"
+  mkdir -p "$rootfs/opt/relay" "$rootfs/opt/step-runner"
+  cp "$relay_jar" "$rootfs/opt/relay/agent-sandbox-session-relay.jar"
+  cp "$runner" "$rootfs/opt/step-runner/asb-step-runner"
+  chmod 755 "$rootfs/opt/step-runner/asb-step-runner"
+  # The relay relays one connection: the proxy's small-JVM flags, its heap within its container's
+  # 96 MiB limit.
+  cat >"$rootfs/opt/relay/start" <<'SH'
+#!/bin/sh
+exec /opt/java/bin/java $PROXY_JVM_FLAGS -jar /opt/relay/agent-sandbox-session-relay.jar "$@"
+SH
+  sed -i "s|\$PROXY_JVM_FLAGS|$PROXY_JVM_FLAGS|" "$rootfs/opt/relay/start"
+  chmod 755 "$rootfs/opt/relay/start"
   train_aot_cache "$rootfs"
   tar -C "$rootfs" --numeric-owner -c . | docker import \
     -c 'ENV PATH=/opt/java/bin:/bin' \

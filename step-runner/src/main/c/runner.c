@@ -28,8 +28,8 @@ static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: asb-step-runner --workspace DIR [--in FD] [--out FD] [--chroot DIR]"
-          " [--uid N --gid N] [--cgroup-fd FD] [--no-openat2]\n");
+          "usage: asb-step-runner --workspace DIR [--in FD] [--out FD | --listen 127.0.0.1:PORT]"
+          " [--chroot DIR] [--uid N --gid N] [--cgroup-fd FD] [--no-openat2]\n");
   exit(64);
 }
 
@@ -332,9 +332,30 @@ static void become(const char *root, int uid, int gid) {
   }
 }
 
+/*
+ * Whether a SIGTERM stops the runner (its steps killed, exit 143). As a container's first process
+ * (a Kubernetes pod's agent container) it is the namespace's init: the kubelet's SIGTERM comes from
+ * outside the pid namespace (sender pid 0) and stops it; one a step sends from inside is ignored,
+ * as the kernel ignores a SIGKILL a process sends its own init, so no step ends the session by a
+ * signal. Elsewhere SIGTERM stops it from anyone, as its default action would have.
+ */
+static int terminate_on(const struct signalfd_siginfo *info) {
+  return getpid() != 1 || info->ssi_pid == 0;
+}
+
+void drain_signals(int sfd) {
+  struct signalfd_siginfo info;
+  while (read(sfd, &info, sizeof info) == (ssize_t)sizeof info) {
+    if (info.ssi_signo == SIGTERM && terminate_on(&info)) {
+      steps_kill_all();
+      _exit(143);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
-  const char *workspace = NULL, *root = NULL;
-  int uid = -1, gid = -1;
+  const char *workspace = NULL, *root = NULL, *listen_on = NULL;
+  int uid = -1, gid = -1, fds_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -347,15 +368,17 @@ int main(int argc, char **argv) {
     }
     i++;
     if (strcmp(a, "--workspace") == 0) workspace = v;
-    else if (strcmp(a, "--in") == 0) in_fd = number(v);
-    else if (strcmp(a, "--out") == 0) out_fd = number(v);
+    else if (strcmp(a, "--in") == 0) in_fd = number(v), fds_given = 1;
+    else if (strcmp(a, "--out") == 0) out_fd = number(v), fds_given = 1;
+    else if (strcmp(a, "--listen") == 0) listen_on = v;
     else if (strcmp(a, "--chroot") == 0) root = v;
     else if (strcmp(a, "--uid") == 0) uid = number(v);
     else if (strcmp(a, "--gid") == 0) gid = number(v);
     else if (strcmp(a, "--cgroup-fd") == 0) cgroup_fd = number(v);
     else usage();
   }
-  if (workspace == NULL || (uid < 0) != (gid < 0) || uid == 0) {
+  if (workspace == NULL || (uid < 0) != (gid < 0) || uid == 0
+      || (listen_on != NULL && (fds_given || !listen_spec_ok(listen_on)))) {
     usage();
   }
   if (getuid() == 0) {
@@ -383,12 +406,11 @@ int main(int argc, char **argv) {
     perror("asb-step-runner: cgroup fd");
     exit(66);
   }
-  fcntl(in_fd, F_SETFD, FD_CLOEXEC);
-  fcntl(out_fd, F_SETFD, FD_CLOEXEC);
   signal(SIGPIPE, SIG_IGN);
   sigset_t children;
   sigemptyset(&children);
   sigaddset(&children, SIGCHLD);
+  sigaddset(&children, SIGTERM);
   /* Blocked before any thread exists, so every thread inherits it and only signalfd sees it. */
   pthread_sigmask(SIG_BLOCK, &children, NULL);
   int sfd = signalfd(-1, &children, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -396,6 +418,12 @@ int main(int argc, char **argv) {
     perror("asb-step-runner: signalfd");
     exit(71);
   }
+  if (listen_on != NULL) {
+    /* Taken before the greeting, so before any step exists: no step can be the one connection. */
+    in_fd = out_fd = listen_once(listen_on, sfd);
+  }
+  fcntl(in_fd, F_SETFD, FD_CLOEXEC);
+  fcntl(out_fd, F_SETFD, FD_CLOEXEC);
   steps_init(environ);
 
   struct frame hello;
@@ -419,9 +447,7 @@ int main(int argc, char **argv) {
       fatal("poll failed");
     }
     if (ready > 0 && fds[1].revents) {
-      struct signalfd_siginfo info;
-      while (read(sfd, &info, sizeof info) == (ssize_t)sizeof info) {
-      }
+      drain_signals(sfd);
     }
     if (ready <= 0) {
       for (int i = 0; i < count; i++) fds[i].revents = 0;

@@ -125,6 +125,11 @@ char *get_str(struct reader *r);
 int get_path(struct reader *r, struct path *out);
 void free_path(struct path *p);
 void fatal(const char *message);
+void drain_signals(int signal_fd);
+
+/* listen.c */
+int listen_spec_ok(const char *spec);
+int listen_once(const char *spec, int signal_fd);
 
 /* paths.c */
 int open_folder(const struct path *p, int count, int create, struct refusal *why, int *created);

@@ -70,6 +70,15 @@ public interface SandboxBackend {
     throw new UnsupportedOperationException("the " + name() + " backend does not open sessions");
   }
 
+  /**
+   * Every object a session would create, in creation order, exactly as {@link #openSession} will
+   * create them; creates nothing, as {@link #plan}. By default a run's plan, for a backend whose
+   * sessions create what its runs do.
+   */
+  default SandboxPlan planSession(RunSpec spec) {
+    return plan(spec);
+  }
+
   /** Whether {@link #prepare} is implemented: this backend keeps warm sandboxes. */
   default boolean prepares() {
     return false;

@@ -78,6 +78,18 @@ final class BundleFactory {
    * @param proxyIp the proxy Service's ClusterIP, or empty in a plan (it is assigned at launch)
    */
   KubernetesBundle build(RunSpec spec, Optional<String> runtimeClass, Optional<String> proxyIp) {
+    return build(spec, runtimeClass, proxyIp, Optional.empty());
+  }
+
+  /**
+   * Every object of the run, in creation order; for a session ({@code session} present) also its
+   * ingress policy, and its agent pod runs the step runner with the session relay beside it.
+   */
+  KubernetesBundle build(
+      RunSpec spec,
+      Optional<String> runtimeClass,
+      Optional<String> proxyIp,
+      Optional<SessionWiring> session) {
     String ns = namespaceOf(spec.runId());
     Map<String, String> labels = spec.labels();
     Map<String, String> agentPod = agentPodSelector(spec.runId());
@@ -87,6 +99,9 @@ final class BundleFactory {
     objects.add(fence.defaultDeny(ns, labels));
     objects.add(fence.agentEgress(ns, labels, agentPod, proxyPod));
     objects.add(fence.proxyFence(ns, labels, agentPod, proxyPod, spec.egress().internal()));
+    if (session.isPresent()) {
+      objects.add(fence.sessionIngress(ns, labels, agentPod));
+    }
     objects.add(
         new ServiceAccountBuilder()
             .withNewMetadata()
@@ -124,7 +139,7 @@ final class BundleFactory {
             .withName(SERVICE_ACCOUNT)
             .endRoleRef()
             .build());
-    objects.add(quota(spec, ns, labels));
+    objects.add(quota(spec, ns, labels, session.isPresent()));
     objects.add(limitRange(ns, labels));
     objects.add(
         new ConfigMapBuilder()
@@ -188,7 +203,7 @@ final class BundleFactory {
             .withNewMetadata()
             .withLabels(merge(labels, agentPod))
             .endMetadata()
-            .withSpec(pods.agent(spec, runtimeClass, proxyIp))
+            .withSpec(pods.agent(spec, runtimeClass, proxyIp, session))
             .endTemplate()
             .endSpec()
             .build());
@@ -239,13 +254,19 @@ final class BundleFactory {
         .build();
   }
 
-  private HasMetadata quota(RunSpec spec, String ns, Map<String, String> labels) {
+  private HasMetadata quota(RunSpec spec, String ns, Map<String, String> labels, boolean session) {
     SandboxQuota q = config.quota();
-    // The agent's pod counts its collect sidecar, which runs beside the agent's container.
+    // The agent's pod counts its collect sidecar, which runs beside the agent's container, and a
+    // session's relay sidecar.
     long cpuMillis = agentCpuMillis(spec) + q.proxyCpuMillis() + SandboxPods.COLLECT_CPU_MILLIS;
     long memoryMb =
         spec.resources().memoryMb() + (long) q.proxyMemoryMb() + SandboxPods.COLLECT_MEMORY_MB;
     long storageMb = 2L * q.ephemeralStorageMb() + SandboxPods.collectStorageMb(q);
+    if (session) {
+      cpuMillis += SessionContainers.RELAY_CPU_MILLIS;
+      memoryMb += SessionContainers.RELAY_MEMORY_MB;
+      storageMb += SessionContainers.RELAY_STORAGE_MB;
+    }
     Map<String, Quantity> hard = new TreeMap<>();
     for (String bound : List.of("requests", "limits")) {
       hard.put(bound + ".cpu", new Quantity(cpuMillis + "m"));

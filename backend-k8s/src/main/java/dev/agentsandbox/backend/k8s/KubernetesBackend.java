@@ -9,6 +9,8 @@ import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
+import dev.agentsandbox.backend.session.SessionSandbox;
+import dev.agentsandbox.relay.RelayIdentity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Clock;
@@ -164,6 +166,88 @@ public final class KubernetesBackend implements SandboxBackend {
   public Sandbox launch(RunSpec spec, SandboxListener listener) {
     Objects.requireNonNull(spec, "spec");
     Objects.requireNonNull(listener, "listener");
+    Runtime runtime = runtimeFor(spec);
+    return new SandboxLauncher(client, config, clock, factory)
+        .launch(spec, runtime.className(), runtime.name(), listener);
+  }
+
+  /**
+   * Sessions: the agent's pod runs the step runner with the session relay beside it, reached by the
+   * control plane over mutual TLS with per-session keys; no {@code pods/exec}, no new rights.
+   */
+  @Override
+  public boolean opensSessions() {
+    return true;
+  }
+
+  /**
+   * A run's bundle plus a session's objects: the relay's ingress policy, the runner's copy and the
+   * relay sidecar in the agent's pod, with the control plane's certificate pin shown as made at
+   * launch.
+   */
+  @Override
+  public SandboxPlan planSession(RunSpec spec) {
+    SandboxPlan plan = plan(spec);
+    KubernetesBundle bundle =
+        factory.build(
+            spec, planned(lookup.recent()), Optional.empty(), Optional.of(SessionWiring.planned()));
+    return new SandboxPlan(plan.backend(), plan.runtime(), plan.isolation(), bundle.manifests());
+  }
+
+  /** A session's bundle as {@link #planSession} shows it, as fabric8 objects. */
+  public KubernetesBundle sessionBundle(RunSpec spec) {
+    return factory.build(
+        spec, planned(lookup.recent()), Optional.empty(), Optional.of(SessionWiring.planned()));
+  }
+
+  /**
+   * Creates the session's namespace as a run's (fence first, then proxy, then the Job) with the
+   * session's additions, then connects to its relay: the control plane's key pair for this session
+   * is made here, in memory, and only its certificate's pin goes into the pod's spec. On failure
+   * the namespace is deleted before this throws.
+   */
+  @Override
+  public SessionSandbox openSession(RunSpec spec, SandboxListener listener) {
+    Objects.requireNonNull(spec, "spec");
+    Objects.requireNonNull(listener, "listener");
+    Runtime runtime = runtimeFor(spec);
+    Instant now = clock.instant();
+    RelayIdentity own =
+        RelayIdentity.generate(
+            RelayIdentity.Role.CONTROL_PLANE,
+            spec.runId(),
+            now,
+            spec.expiresAt().isAfter(now) ? spec.expiresAt() : now.plus(spec.ttl()));
+    KubernetesSandbox sandbox =
+        new SandboxLauncher(client, config, clock, factory)
+            .launch(
+                spec,
+                runtime.className(),
+                runtime.name(),
+                listener,
+                Optional.of(SessionWiring.of(own.pin())));
+    try {
+      return new SessionOpener(config, clock).open(sandbox, own);
+    } catch (RuntimeException e) {
+      SandboxLauncher.tearDownAfter(sandbox, e);
+      throw e;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      UnableToLaunchSandboxException failure =
+          new UnableToLaunchSandboxException(
+              "opening the session of run "
+                  + spec.runId()
+                  + ": interrupted while waiting for its relay (its namespace was deleted)",
+              e);
+      SandboxLauncher.tearDownAfter(sandbox, failure);
+      throw failure;
+    }
+  }
+
+  /** The RuntimeClass a launch uses and the runtime it reports. */
+  private record Runtime(Optional<String> className, String name) {}
+
+  private Runtime runtimeFor(RunSpec spec) {
     RuntimeClassLookup.Finding finding;
     try {
       finding = lookup.now();
@@ -171,25 +255,18 @@ public final class KubernetesBackend implements SandboxBackend {
       throw new UnableToLaunchSandboxException(
           "launch of run " + spec.runId() + " on Kubernetes: " + lookup.apiFailure(e), e);
     }
-    Optional<String> runtimeClassName;
-    String runtime;
     if (finding instanceof RuntimeClassLookup.Trusted trusted) {
-      runtimeClassName = Optional.of(config.runtimeClassName());
-      runtime = trusted.handler();
-    } else {
-      String why = ((RuntimeClassLookup.Absent) finding).why();
-      if (config.requireRuntimeClass() || spec.requireRuntimeClass()) {
-        throw new UnableToLaunchSandboxException(
-            "launch of run "
-                + spec.runId()
-                + " on Kubernetes refused: "
-                + missingRuntimeClass(why, "it"));
-      }
-      runtimeClassName = Optional.empty();
-      runtime = NODE_DEFAULT_RUNTIME;
+      return new Runtime(Optional.of(config.runtimeClassName()), trusted.handler());
     }
-    SandboxLauncher launcher = new SandboxLauncher(client, config, clock, factory);
-    return launcher.launch(spec, runtimeClassName, runtime, listener);
+    String why = ((RuntimeClassLookup.Absent) finding).why();
+    if (config.requireRuntimeClass() || spec.requireRuntimeClass()) {
+      throw new UnableToLaunchSandboxException(
+          "launch of run "
+              + spec.runId()
+              + " on Kubernetes refused: "
+              + missingRuntimeClass(why, "it"));
+    }
+    return new Runtime(Optional.empty(), NODE_DEFAULT_RUNTIME);
   }
 
   /** How many RuntimeClass lookups probe and plan started (for tests). */

@@ -35,6 +35,7 @@ import java.util.regex.Pattern;
  * @param nodeCidrs the nodes' addresses, excepted from the proxy's public egress (nodes with public
  *     addresses would otherwise be reachable on the kubelet's port)
  * @param apiServerCidrs the API server's addresses, excepted from the proxy's public egress
+ * @param sessions how sessions reach their pods' step runners
  */
 public record KubernetesBackendConfig(
     String proxyImage,
@@ -55,7 +56,8 @@ public record KubernetesBackendConfig(
     Duration probeTimeout,
     Duration probeCacheTtl,
     List<String> nodeCidrs,
-    List<String> apiServerCidrs) {
+    List<String> apiServerCidrs,
+    SessionSettings sessions) {
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
   private static final Pattern PSS_VERSION = Pattern.compile("v1\\.[0-9]{1,3}");
 
@@ -97,6 +99,10 @@ public record KubernetesBackendConfig(
     requirePositive("probeCacheTtl", probeCacheTtl);
     nodeCidrs = ClusterCidrs.parse("nodeCidrs", nodeCidrs);
     apiServerCidrs = ClusterCidrs.parse("apiServerCidrs", apiServerCidrs);
+    Objects.requireNonNull(sessions, "sessions");
+    if (sessions.port() == proxyPort) {
+      throw new IllegalArgumentException("the session port must differ from the proxy's port");
+    }
   }
 
   /** The defaults for a k3s cluster with CoreDNS in {@code kube-system} and gVisor installed. */
@@ -120,7 +126,8 @@ public record KubernetesBackendConfig(
         Duration.ofMillis(1500),
         Duration.ofSeconds(10),
         List.of(),
-        List.of());
+        List.of(),
+        SessionSettings.DEFAULT);
   }
 
   /** This configuration with {@link #requireRuntimeClass} set as given. */
@@ -167,6 +174,11 @@ public record KubernetesBackendConfig(
         });
   }
 
+  /** This configuration with the given session settings. */
+  public KubernetesBackendConfig withSessions(SessionSettings settings) {
+    return with(c -> c.sessions = settings);
+  }
+
   /** A copy with some fields changed, validated again by the canonical constructor. */
   private KubernetesBackendConfig with(Consumer<Copy> change) {
     Copy copy = new Copy(this);
@@ -195,6 +207,7 @@ public record KubernetesBackendConfig(
     Duration probeCacheTtl;
     List<String> nodeCidrs;
     List<String> apiServerCidrs;
+    SessionSettings sessions;
 
     Copy(KubernetesBackendConfig c) {
       proxyImage = c.proxyImage;
@@ -216,6 +229,7 @@ public record KubernetesBackendConfig(
       probeCacheTtl = c.probeCacheTtl;
       nodeCidrs = c.nodeCidrs;
       apiServerCidrs = c.apiServerCidrs;
+      sessions = c.sessions;
     }
 
     KubernetesBackendConfig build() {
@@ -238,7 +252,8 @@ public record KubernetesBackendConfig(
           probeTimeout,
           probeCacheTtl,
           nodeCidrs,
-          apiServerCidrs);
+          apiServerCidrs,
+          sessions);
     }
   }
 

@@ -51,7 +51,11 @@ final class KubernetesSandbox implements Sandbox {
   private final String namespace;
   private final String runtime;
   private final SandboxListener listener;
+  private final boolean session;
+  private final ProxyDecisions decisions;
   private final CountDownLatch killRequested = new CountDownLatch(1);
+  // Why the backend stopped the sandbox as failed (a session's channel lost or broken), if it did.
+  private volatile String failure;
   private final AtomicBoolean awaiting = new AtomicBoolean();
   private final AtomicBoolean collected = new AtomicBoolean();
   private final AtomicBoolean tornDown = new AtomicBoolean();
@@ -68,7 +72,8 @@ final class KubernetesSandbox implements Sandbox {
       Clock clock,
       String runId,
       String runtime,
-      SandboxListener listener) {
+      SandboxListener listener,
+      boolean session) {
     this.client = client;
     this.config = config;
     this.clock = clock;
@@ -76,6 +81,13 @@ final class KubernetesSandbox implements Sandbox {
     this.namespace = BundleFactory.namespaceOf(runId);
     this.runtime = runtime;
     this.listener = listener;
+    this.session = session;
+    this.decisions = new ProxyDecisions(client, namespace, listener);
+  }
+
+  /** The run's proxy decisions; a session follows them as they come. */
+  ProxyDecisions decisions() {
+    return decisions;
   }
 
   @Override
@@ -94,7 +106,10 @@ final class KubernetesSandbox implements Sandbox {
     try {
       while (true) {
         if (killRequested.getCount() == 0) {
-          return stop(End.KILLED, "killed by an operator");
+          String failed = failure;
+          return failed != null
+              ? stop(End.ERROR, failed)
+              : stop(End.KILLED, "killed by an operator");
         }
         Job job;
         try {
@@ -123,6 +138,20 @@ final class KubernetesSandbox implements Sandbox {
     } finally {
       awaiting.set(false);
     }
+  }
+
+  /**
+   * Stops the sandbox as failed: {@link #await} then ends {@code ERROR} with {@code why} (a session
+   * whose channel to its runner was lost or broke the protocol), outputs collected as on a kill.
+   * The first reason given is kept.
+   */
+  void fail(String why) {
+    synchronized (this) {
+      if (failure == null && killRequested.getCount() > 0) {
+        failure = why;
+      }
+    }
+    kill();
   }
 
   @Override
@@ -418,7 +447,7 @@ final class KubernetesSandbox implements Sandbox {
         .findFirst();
   }
 
-  private Optional<Pod> agentPod() {
+  Optional<Pod> agentPod() {
     List<Pod> pods =
         client
             .pods()
@@ -432,7 +461,7 @@ final class KubernetesSandbox implements Sandbox {
   /**
    * What the runtime check said when it failed, or empty when it passed, did not run or is absent.
    */
-  private Optional<String> runtimeMismatch() {
+  Optional<String> runtimeMismatch() {
     try {
       Optional<Pod> pod = agentPod();
       if (pod.isEmpty()
@@ -500,22 +529,18 @@ final class KubernetesSandbox implements Sandbox {
     } catch (KubernetesClientException e) {
       agent = Optional.empty();
     }
-    agent
-        .flatMap(pod -> readLog(pod.getMetadata().getName(), BundleFactory.AGENT_CONTAINER, true))
-        .filter(log -> !log.isEmpty())
-        .ifPresent(log -> listener.onOutput(log.getBytes(StandardCharsets.UTF_8)));
-    // The proxy writes its ready line to stderr and one JSON decision per line to stdout; the
-    // pod log interleaves both, and only the JSON lines are decisions.
-    readLog(BundleFactory.PROXY, BundleFactory.PROXY_CONTAINER, false)
-        .ifPresent(
-            log ->
-                log.lines()
-                    .map(String::strip)
-                    .filter(line -> line.startsWith("{"))
-                    .forEach(listener::onEgressDecision));
+    if (!session) {
+      // A session's agent container is the step runner: its steps' output came as frames, and its
+      // own log (the runner's diagnostics) is not the workload's output.
+      agent
+          .flatMap(pod -> readLog(pod.getMetadata().getName(), BundleFactory.AGENT_CONTAINER, true))
+          .filter(log -> !log.isEmpty())
+          .ifPresent(log -> listener.onOutput(log.getBytes(StandardCharsets.UTF_8)));
+    }
+    decisions.finish();
   }
 
-  private Optional<String> readLog(String pod, String container, boolean tail) {
+  Optional<String> readLog(String pod, String container, boolean tail) {
     try {
       var resource = client.pods().inNamespace(namespace).withName(pod).inContainer(container);
       String log =

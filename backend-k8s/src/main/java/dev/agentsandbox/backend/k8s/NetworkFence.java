@@ -33,6 +33,9 @@ final class NetworkFence {
   /** The name of the policy for the proxy's ingress (from the agent) and egress (DNS, public). */
   static final String PROXY_FENCE = "proxy-fence";
 
+  /** The name of a session's policy: the relay's port, from the control plane's pods only. */
+  static final String SESSION_INGRESS = "session-ingress";
+
   /**
    * IPv4 ranges the proxy may never reach directly: every range the proxy's own address check
    * refuses ({@link AddressClassifier#FENCE_V4}: private, loopback, link-local and the metadata
@@ -168,6 +171,37 @@ final class NetworkFence {
         .withPorts(port("TCP", config.proxyPort()))
         .endIngress()
         .withEgress(egress)
+        .endSpec()
+        .build();
+  }
+
+  /**
+   * A session's only ingress: the agent pod's relay port, from the control plane's pods (its
+   * namespace, by the name label the API server sets and nobody can change, and its pod labels, in
+   * one peer so that neither alone opens anything), over TCP. Not from the run's own proxy, another
+   * run's pods, or anything outside the cluster's pods. Egress is untouched: the agent still
+   * reaches the proxy and nothing else (the relay's answers ride the control plane's connection).
+   */
+  NetworkPolicy sessionIngress(
+      String namespace, Map<String, String> labels, Map<String, String> agentPod) {
+    return new NetworkPolicyBuilder()
+        .withNewMetadata()
+        .withName(SESSION_INGRESS)
+        .withNamespace(namespace)
+        .withLabels(labels)
+        .endMetadata()
+        .withNewSpec()
+        .withPodSelector(selector(agentPod))
+        .withPolicyTypes("Ingress")
+        .addNewIngress()
+        .withFrom(
+            new NetworkPolicyPeerBuilder()
+                .withNamespaceSelector(
+                    selector(Map.of("kubernetes.io/metadata.name", config.controlPlaneNamespace())))
+                .withPodSelector(selector(config.sessions().controlPlanePodLabels()))
+                .build())
+        .withPorts(port("TCP", config.sessions().port()))
+        .endIngress()
         .endSpec()
         .build();
   }

@@ -39,9 +39,20 @@ final class SandboxLauncher {
 
   Sandbox launch(
       RunSpec spec, Optional<String> runtimeClass, String runtime, SandboxListener listener) {
-    KubernetesBundle bundle = factory.build(spec, runtimeClass, Optional.empty());
+    return launch(spec, runtimeClass, runtime, listener, Optional.empty());
+  }
+
+  /** A run's sandbox, or with {@code session} a session's (its relay and runner, its policy). */
+  KubernetesSandbox launch(
+      RunSpec spec,
+      Optional<String> runtimeClass,
+      String runtime,
+      SandboxListener listener,
+      Optional<SessionWiring> session) {
+    KubernetesBundle bundle = factory.build(spec, runtimeClass, Optional.empty(), session);
     KubernetesSandbox sandbox =
-        new KubernetesSandbox(client, config, clock, spec.runId(), runtime, listener);
+        new KubernetesSandbox(
+            client, config, clock, spec.runId(), runtime, listener, session.isPresent());
     List<HasMetadata> objects = bundle.objects();
     boolean namespaceCreated = false;
     try {
@@ -78,7 +89,9 @@ final class SandboxLauncher {
             spec, factory.credentials(spec, BundleFactory.Values.INCLUDED), spec.credentials());
       }
       Job job =
-          factory.build(spec, runtimeClass, Optional.of(proxyIp)).get(Job.class, BundleFactory.JOB);
+          factory
+              .build(spec, runtimeClass, Optional.of(proxyIp), session)
+              .get(Job.class, BundleFactory.JOB);
       create(spec, job);
       return sandbox;
     } catch (RuntimeException e) {
@@ -101,7 +114,7 @@ final class SandboxLauncher {
     }
   }
 
-  private static void tearDownAfter(KubernetesSandbox sandbox, RuntimeException failure) {
+  static void tearDownAfter(KubernetesSandbox sandbox, RuntimeException failure) {
     try {
       sandbox.teardown();
     } catch (RuntimeException teardownFailure) {

@@ -170,9 +170,11 @@ final class SandboxPods {
   private static final int RUNTIME_CHECK_MEMORY_MB = 64;
 
   private final KubernetesBackendConfig config;
+  private final SessionContainers sessions;
 
   SandboxPods(KubernetesBackendConfig config) {
     this.config = config;
+    this.sessions = new SessionContainers(config);
   }
 
   /**
@@ -231,9 +233,14 @@ final class SandboxPods {
    * The agent's pod: the run's command with the proxy's address in the proxy variables and, when
    * the run has credentials, those as files under {@link RunContract#CREDENTIALS_DIR} (see {@link
    * #CREDENTIALS_COPY_SCRIPT}) and as the variables their configuration names, read from the run's
-   * Secret by the kubelet.
+   * Secret by the kubelet. A session's pod runs the step runner instead of the command, with the
+   * session relay beside it ({@link SessionContainers}).
    */
-  PodSpec agent(RunSpec spec, Optional<String> runtimeClass, Optional<String> ip) {
+  PodSpec agent(
+      RunSpec spec,
+      Optional<String> runtimeClass,
+      Optional<String> ip,
+      Optional<SessionWiring> session) {
     String proxyUrl =
         "http://" + ip.orElse(BundleFactory.PROXY_IP_AT_LAUNCH) + ":" + config.proxyPort();
     Map<String, EnvVar> env = new TreeMap<>();
@@ -296,14 +303,21 @@ final class SandboxPods {
               resources(RUNTIME_CHECK_CPU_MILLIS, RUNTIME_CHECK_MEMORY_MB)));
       agentMounts.add(InspectionPods.trustMount(true));
     }
-    // Last of the init containers, so it starts only once the checks passed and then runs beside
-    // the agent until the kubelet stops it after the agent's container ended.
+    if (session.isPresent()) {
+      pod.addAllToVolumes(sessions.volumes());
+      pod.addToInitContainers(sessions.runnerCopy());
+      agentMounts.add(sessions.agentMount());
+    }
+    // After the checks, so it starts only once they passed and then runs beside the agent until
+    // the kubelet stops it after the agent's container ended.
     pod.addToInitContainers(collect());
+    // The relay last: a native sidecar starts before the agent's container, which it waits for.
+    session.ifPresent(wiring -> pod.addToInitContainers(sessions.relay(spec, wiring)));
     return pod.addToContainers(
             new ContainerBuilder()
                 .withName(BundleFactory.AGENT_CONTAINER)
                 .withImage(spec.image())
-                .withCommand(spec.command())
+                .withCommand(session.isPresent() ? sessions.agentCommand() : spec.command())
                 .withEnv(envVars)
                 .withWorkingDir("/workspace")
                 .withResources(
@@ -426,7 +440,7 @@ final class SandboxPods {
         .endSecurityContext();
   }
 
-  private static SecurityContext hardenedContainer() {
+  static SecurityContext hardenedContainer() {
     return new SecurityContextBuilder()
         .withPrivileged(false)
         .withAllowPrivilegeEscalation(false)
@@ -445,7 +459,7 @@ final class SandboxPods {
     return resources(cpuMillis, memoryMb, config.quota().ephemeralStorageMb());
   }
 
-  private static ResourceRequirements resources(long cpuMillis, long memoryMb, long storageMb) {
+  static ResourceRequirements resources(long cpuMillis, long memoryMb, long storageMb) {
     // Requests equal limits: the pod is Guaranteed and cannot borrow beyond its caps.
     Map<String, Quantity> caps =
         Map.of(
@@ -464,7 +478,7 @@ final class SandboxPods {
         .build();
   }
 
-  private static VolumeMount mount(String name, String path, boolean readOnly) {
+  static VolumeMount mount(String name, String path, boolean readOnly) {
     return new VolumeMountBuilder()
         .withName(name)
         .withMountPath(path)

@@ -198,6 +198,20 @@ final class FakeCluster implements AutoCloseable {
         .always();
   }
 
+  /** Serves the proxy's log followed ({@code follow=true}), as a session follows it. */
+  void followProxyLog(String runId, String log) {
+    String ns = BundleFactory.namespaceOf(runId);
+    server
+        .expect()
+        .get()
+        .withPath(
+            "/api/v1/namespaces/"
+                + ns
+                + "/pods/egress-proxy/log?pretty=false&container=proxy&follow=true")
+        .andReturn(200, log)
+        .always();
+  }
+
   /**
    * Serves the collect sidecar's log, followed, as the kubelet would once the sidecar wrote its
    * stream and ended. Only the {@code collect} container's log: the agent's is {@link #logs}.

@@ -195,6 +195,24 @@ class KyvernoPoliciesTest {
                     .getTemplate()
                     .getSpec(),
                 Map.class));
+    // A session's: the runner's copy, the relay sidecar under its own uid, and credentials.
+    Map<String, Object> session =
+        Map.of(
+            "kind",
+            "Pod",
+            "spec",
+            K8S.convertValue(
+                new BundleFactory(Specs.config())
+                    .build(
+                        Specs.withCredentials("r44"),
+                        Optional.of("gvisor"),
+                        Optional.of("10.43.0.9"),
+                        Optional.of(SessionWiring.planned()))
+                    .get(Job.class, "agent")
+                    .getSpec()
+                    .getTemplate()
+                    .getSpec(),
+                Map.class));
     return podRules()
         .flatMap(
             rule ->
@@ -205,7 +223,8 @@ class KyvernoPoliciesTest {
                         rule.get()[0],
                         "agent pod with credentials",
                         rule.get()[1],
-                        withCredentials)));
+                        withCredentials),
+                    Arguments.of(rule.get()[0], "session's agent pod", rule.get()[1], session)));
   }
 
   @ParameterizedTest(name = "{0} admits the backend's {1}")
@@ -442,7 +461,11 @@ class KyvernoPoliciesTest {
                 .get("kinds");
     KubernetesBundle bundle =
         new BundleFactory(Specs.config())
-            .build(Specs.withCredentials("r42"), Optional.of("gvisor"), Optional.empty());
+            .build(
+                Specs.withCredentials("r42"),
+                Optional.of("gvisor"),
+                Optional.empty(),
+                Optional.of(SessionWiring.planned()));
     List<String> namespaced =
         bundle.objects().stream()
             .filter(o -> o.getMetadata().getNamespace() != null)
@@ -472,7 +495,11 @@ class KyvernoPoliciesTest {
             Map.entry("Job", "jobs"));
     KubernetesBundle bundle =
         new BundleFactory(Specs.config())
-            .build(Specs.withCredentials("r42"), Optional.empty(), Optional.empty());
+            .build(
+                Specs.withCredentials("r42"),
+                Optional.empty(),
+                Optional.empty(),
+                Optional.of(SessionWiring.planned()));
     for (var object : bundle.objects()) {
       String resource = plural.get(object.getKind());
       String group =

@@ -9,6 +9,7 @@ import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.ReapReport;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.backend.session.SessionSandbox;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.node.v1.RuntimeClassBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -38,6 +39,7 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The RBAC contract: the backend's whole life on the mock API server (probe, plan, launch, await,
@@ -292,8 +294,8 @@ class RbacContractTest {
   }
 
   @Test
-  void deployedRolesGrantExactlyWhatTheBackendsLifeUses() throws Exception {
-    Set<Access> used = new LinkedHashSet<>(recordLife());
+  void deployedRolesGrantExactlyWhatTheBackendsLifeUses(@TempDir Path dir) throws Exception {
+    Set<Access> used = new LinkedHashSet<>(recordLife(dir));
     // The recording must have seen the whole life, or an empty recording would pass trivially.
     assertThat(used.stream().map(a -> a.verb() + " " + a.qualifiedResource()))
         .contains(
@@ -368,7 +370,7 @@ class RbacContractTest {
   }
 
   /** The backend's whole life, with its own client marked; returns what that client sent. */
-  private static List<Access> recordLife() throws Exception {
+  private static List<Access> recordLife(Path dir) throws Exception {
     client
         .runtimeClasses()
         .resource(
@@ -444,6 +446,26 @@ class RbacContractTest {
       assertThat(second.await(Instant.now().plusSeconds(30)).end())
           .isEqualTo(Completion.End.KILLED);
       second.teardown();
+
+      // A session: its relay's log read, then its own TLS connection to the pod (never the API
+      // server), one step, closed. Sessions need no right a run does not.
+      cluster.serveProxy("c3", "10.43.0.12");
+      try (SessionPod pod = new SessionPod(client, server, "c3", dir).start()) {
+        KubernetesBackend sessions =
+            new KubernetesBackend(
+                backendClient,
+                KubernetesSessionTest.config(Duration.ofSeconds(90)),
+                Clock.systemUTC());
+        SessionSandbox session = sessions.openSession(Specs.spec("c3"), listener);
+        assertThat(
+                KubernetesSessionTest.run(session, 1, "true", new KubernetesSessionTest.Output())
+                    .exitStatus())
+            .hasValue(0);
+        session.kill();
+        assertThat(session.await(Instant.now().plusSeconds(60)).end())
+            .isEqualTo(Completion.End.KILLED);
+        session.teardown();
+      }
 
       ReapReport reaped = backend.reap(Instant.now(), runId -> false);
       assertThat(reaped.removedRunIds()).contains("old");
