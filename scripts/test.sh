@@ -49,6 +49,19 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   fi
 fi
 
+# The MCP server's client test (cli's McpClientIT) runs the official TypeScript SDK's client under
+# Node.js and installs it with npm ci from the npm registry (pinned in cli/src/test/mcp-client).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  as_root=()
+  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  if ! "${as_root[@]}" apt-get install -y --no-install-recommends nodejs npm >/dev/null 2>&1; then
+    echo "test: apt-get update (package lists do not know nodejs, npm)" >&2
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" apt-get install -y --no-install-recommends nodejs npm
+  fi
+fi
+
 # The client compatibility suite (ClientCompatibilityIT) in its bounded CI form: each cell
 # AGENT_SANDBOX_COMPAT_ROUNDS times (3 by default, to keep .ci/run under 45 minutes) instead of
 # the IT's own 20, and its microVM column (MicroVmClientCompatibilityIT, one VM under emulation,
@@ -60,6 +73,17 @@ fi
 ./mvnw -B -ntp verify -Dasb.compat.rounds="${AGENT_SANDBOX_COMPAT_ROUNDS:-3}" \
   -Dasb.compat.vm.rounds="${AGENT_SANDBOX_COMPAT_VM_ROUNDS:-3}" \
   -Dasb.compat.inspect.rounds="${AGENT_SANDBOX_COMPAT_INSPECT_ROUNDS:-2}" "$@"
+
+# The Python client (clients/python, standard library only) against a real serve started by its
+# tests from the jar verify just packaged; Debian's pytest runs them.
+if ! command -v pytest-3 >/dev/null 2>&1; then
+  as_root=()
+  [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${as_root[@]}" apt-get install -y --no-install-recommends python3-pytest >/dev/null 2>&1 ||
+    { "${as_root[@]}" apt-get update -qq && "${as_root[@]}" apt-get install -y --no-install-recommends python3-pytest; }
+fi
+AGENT_SANDBOX_JAR=cli/target/agent-sandbox.jar /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider clients/python/tests
 
 # Coverage-guided fuzzing, bounded: each Jazzer target for AGENT_SANDBOX_FUZZ_SECONDS (20 s by
 # default; 0 skips it). `verify` above already ran them as regression tests over their kept inputs.

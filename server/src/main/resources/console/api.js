@@ -6,6 +6,7 @@ const KEY = "agent-sandbox.token";
 export const BASE = "/api/admin/platform/agent-sandbox";
 export const EGRESS = "/api/admin/platform/egress-policy";
 export const AUDIT = "/api/admin/platform/audit";
+export const TOKEN = "/api/admin/platform/token";
 
 /**
  * The alphabet of run ids (the server's RunSpec: 1 to 32 lowercase letters and digits). An id from

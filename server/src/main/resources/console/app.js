@@ -1,6 +1,6 @@
 // The console's entry point: sign-in, the page router (the URL fragment names the page, never
 // a secret), and the sign-out that forgets the token.
-import { ApiError, BASE, api, isRunId, problem, session } from "./api.js";
+import { TOKEN, api, isRunId, problem, session } from "./api.js";
 import { announce, field, h, replace, visible } from "./dom.js";
 import { overviewPage } from "./overview.js";
 import { configPage } from "./config.js";
@@ -33,7 +33,7 @@ function route() {
     return;
   }
   nav.hidden = false;
-  replace(who, h("span", {}, "Signed in"), " ", h("button", { type: "button", class: "link", onclick: signOut }, "Sign out"));
+  showWho();
   const parts = location.hash.replace(/^#\/?/, "").split("/");
   let name = parts[0] || "overview";
   let arg = null;
@@ -61,6 +61,28 @@ function route() {
   cleanup = page.render(container, arg) || null;
   main.focus({ preventScroll: true });
   announce(page.title);
+}
+
+// Who is signed in: the token's name and, for a token limited to agents, which ones. Only what the
+// server said of the token is kept (never the token itself outside the session's one slot).
+let self = null;
+
+function showWho() {
+  const out = h("button", { type: "button", class: "link", onclick: signOut }, "Sign out");
+  if (!self) {
+    replace(who, h("span", {}, "Signed in"), " ", out);
+    api("GET", TOKEN)
+      .then((answer) => {
+        self = answer;
+        showWho();
+      })
+      .catch(() => {}); // the pages say what the token may not do; the header stays short
+    return;
+  }
+  const agents = Array.isArray(self.agents)
+    ? h("span", { class: "agents", id: "who-agents" }, " · limited to agents: ", self.agents.join(", "))
+    : h("span", { class: "agents", id: "who-agents" }, " · every agent");
+  replace(who, h("span", { id: "who-name" }, "Signed in as ", visible(self.name)), agents, " ", out);
 }
 
 function showNotARun(arg) {
@@ -108,15 +130,15 @@ function showSignIn(reason) {
     }
     session.signIn(token);
     try {
-      await api("GET", BASE);
+      // Any valid token may ask who it is; a token without agent_sandbox.read is still a valid
+      // token, and each page says what it lacks.
+      self = await api("GET", TOKEN);
     } catch (e) {
-      // A token without agent_sandbox.read is still a valid token: each page says what it lacks.
-      if (!(e instanceof ApiError) || e.status === 401 || e.status === 0) {
-        session.signOut();
-        replace(status, problem(e));
-        input.select();
-        return;
-      }
+      session.signOut();
+      self = null;
+      replace(status, problem(e));
+      input.select();
+      return;
     }
     input.value = "";
     if (!location.hash || location.hash === "#/") location.hash = "#/overview";
@@ -128,12 +150,14 @@ function showSignIn(reason) {
 
 function signOut() {
   session.signOut();
+  self = null;
   location.hash = "#/";
   route();
 }
 
 window.addEventListener("asb-signed-out", (event) => {
   session.signOut();
+  self = null;
   if (cleanup) {
     cleanup();
     cleanup = null;

@@ -31,6 +31,12 @@ import org.apache.commons.compress.archivers.tar.TarConstants;
  * kept, the rest named as dropped); no more than {@value #MAX_ENTRIES_READ} entries are read, so an
  * archive of a million empty files cannot keep the control plane busy. Each file is spooled to a
  * private temporary file while its SHA-256 is computed, then handed to the store.
+ *
+ * <p>An archive that cannot be read to its end (a backend cut it at the agent's cap plus room for
+ * headers, as it must for an archive whose size the workload controls; or it is damaged) keeps what
+ * was read whole before the failure: the entry being read is dropped as {@link Reason#TRUNCATED},
+ * and the rest is named as one more drop, {@code (the rest of the archive: <why>)}. A failure to
+ * spool or store is not the archive's and fails the collection.
  */
 public final class OutputCollector {
   /** How many dropped files are named; the rest are only counted. */
@@ -75,7 +81,7 @@ public final class OutputCollector {
     try (TarArchiveInputStream in = new TarArchiveInputStream(tar)) {
       TarArchiveEntry entry;
       int read = 0;
-      while ((entry = in.getNextEntry()) != null && read++ < MAX_ENTRIES_READ) {
+      while ((entry = next(in)) != null && read++ < MAX_ENTRIES_READ) {
         String raw = entry.getName();
         if (entry.isDirectory() && (raw.equals(top) || raw.equals(folder))) {
           continue;
@@ -107,7 +113,13 @@ public final class OutputCollector {
           drop(dropped, droppedCount, path == null ? raw : path, refused);
           continue;
         }
-        StoredArtifact stored = spoolAndStore(runId, path, in, entry.getSize());
+        StoredArtifact stored;
+        try {
+          stored = spoolAndStore(runId, path, in, entry.getSize());
+        } catch (UnreadableArchiveException e) {
+          drop(dropped, droppedCount, path, Reason.TRUNCATED);
+          throw e;
+        }
         if (stored == null) {
           drop(dropped, droppedCount, path, Reason.TRUNCATED);
           continue;
@@ -126,8 +138,31 @@ public final class OutputCollector {
             "(entries after the first " + MAX_ENTRIES_READ + ")",
             Reason.OVER_COUNT_CAP);
       }
+    } catch (UnreadableArchiveException e) {
+      drop(
+          dropped,
+          droppedCount,
+          "(the rest of the archive: " + e.getMessage() + ")",
+          Reason.TRUNCATED);
     }
     return new CollectedOutputs(kept, dropped, droppedCount[0]);
+  }
+
+  /** The archive could not be read on (cut, or damaged); nothing about the spool or the store. */
+  private static final class UnreadableArchiveException extends IOException {
+    UnreadableArchiveException(IOException cause) {
+      super(
+          cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage(),
+          cause);
+    }
+  }
+
+  private static TarArchiveEntry next(TarArchiveInputStream in) throws UnreadableArchiveException {
+    try {
+      return in.getNextEntry();
+    } catch (IOException e) {
+      throw new UnreadableArchiveException(e);
+    }
   }
 
   private StoredArtifact spoolAndStore(
@@ -135,9 +170,22 @@ public final class OutputCollector {
     Path temp = Files.createTempFile(spool, "artifact-", ".part");
     try {
       MessageDigest sha = sha256();
-      long copied;
+      long copied = 0;
+      byte[] buffer = new byte[64 * 1024];
       try (OutputStream out = new DigestOutputStream(Files.newOutputStream(temp), sha)) {
-        copied = in.transferTo(out);
+        while (true) {
+          int n;
+          try {
+            n = in.read(buffer);
+          } catch (IOException e) {
+            throw new UnreadableArchiveException(e);
+          }
+          if (n < 0) {
+            break;
+          }
+          out.write(buffer, 0, n);
+          copied += n;
+        }
       }
       if (copied != size) {
         return null;

@@ -226,17 +226,52 @@ class OutputCollectorTest {
   }
 
   @Test
-  void aTruncatedArchiveFailsOrDropsButNeverKeepsAShortFile() throws IOException {
+  void aTruncatedArchiveDropsTheShortFileAndNamesTheRestButNeverKeepsIt() throws IOException {
     byte[] whole = new Tars().dir("out").file("out/x", "y".repeat(5000)).bytes();
     byte[] cut = java.util.Arrays.copyOf(whole, 512 * 2 + 1000); // header, dir, part of x
-    try {
-      CollectedOutputs c = collect(cut, ROOMY);
-      assertThat(c.kept()).isEmpty();
-      assertThat(c.dropped()).containsExactly(new Dropped("x", Reason.TRUNCATED));
-    } catch (IOException expected) {
-      // commons-compress may also report the short read itself: either way nothing is kept
-    }
+    CollectedOutputs c = collect(cut, ROOMY);
+    assertThat(c.kept()).isEmpty();
+    assertThat(c.dropped())
+        .extracting(Dropped::path, Dropped::reason)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("x", Reason.TRUNCATED),
+            org.assertj.core.groups.Tuple.tuple(
+                "(the rest of the archive: Truncated TAR archive)", Reason.TRUNCATED));
     assertThat(store().list("run1")).isEmpty();
+  }
+
+  @Test
+  void anArchiveCutByItsReaderKeepsWhatCameBeforeAndNamesTheCut() throws IOException {
+    // What a backend hands on when it stopped reading a hostile archive at the cap plus headers:
+    // a whole file, then the header of a huge (sparse) one, then a read that says why it stops.
+    byte[] whole =
+        new Tars()
+            .dir("out")
+            .file("out/a.txt", "kept")
+            .file("out/big", "z".repeat(3000))
+            .file("out/z.txt", "after the cut")
+            .bytes();
+    byte[] head = java.util.Arrays.copyOf(whole, 512 * 4 + 512); // out/, a.txt, big's header, 512 B
+    java.io.InputStream cutStream =
+        new java.io.SequenceInputStream(
+            new java.io.ByteArrayInputStream(head),
+            new java.io.InputStream() {
+              @Override
+              public int read() throws IOException {
+                throw new IOException("cut at " + head.length + " bytes");
+              }
+            });
+    CollectedOutputs c =
+        new OutputCollector(store(), dir.resolve("spool"))
+            .collect("run1", cutStream, "out", new OutputCaps(1000, 10));
+    assertThat(names(c.kept())).containsExactly("a.txt");
+    assertThat(c.dropped())
+        .extracting(Dropped::path, Dropped::reason)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("big", Reason.OVER_SIZE_CAP),
+            org.assertj.core.groups.Tuple.tuple(
+                "(the rest of the archive: cut at " + head.length + " bytes)", Reason.TRUNCATED));
+    assertThat(names(store().list("run1"))).containsExactly("a.txt");
   }
 
   static String sha256(byte[] b) throws Exception {

@@ -31,4 +31,26 @@ public final class RunContract {
   public static final String OUT_ARCHIVE_FOLDER = "out";
 
   private RunContract() {}
+
+  /** Room beyond the files' own bytes in an archive of {@link #OUT_DIR}: folders, the end. */
+  public static final long OUT_ARCHIVE_BASE_OVERHEAD = 1L << 20;
+
+  /**
+   * Room per file the run service may keep: its header, a pax header and its record (long names),
+   * and the padding of its last record.
+   */
+  public static final long OUT_ARCHIVE_PER_FILE_OVERHEAD = 4 * 512;
+
+  /**
+   * The most bytes of an archive of {@link #OUT_DIR} a backend reads for a run with {@code caps}:
+   * everything the run service may keep, plus room for tar headers. The archive is the workload's,
+   * and its size is not the workspace's (a sparse file of any apparent size fits in a small one),
+   * so no backend reads or stages more than this; an archive cut here is handed on as read, its
+   * reader told where it stops.
+   */
+  public static long outArchiveLimit(dev.agentsandbox.policy.config.OutputLimits caps) {
+    return caps.maxBytes()
+        + OUT_ARCHIVE_BASE_OVERHEAD
+        + (caps.maxFiles() + 1L) * OUT_ARCHIVE_PER_FILE_OVERHEAD;
+  }
 }

@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend;
 
 import dev.agentsandbox.policy.config.Injection;
+import dev.agentsandbox.policy.config.OutputLimits;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
 import java.time.Duration;
@@ -31,6 +32,9 @@ import java.util.regex.Pattern;
  *     Kubernetes label keys and values and never one of {@link Labels}' own keys; applied to every
  *     object the backend creates, beside {@link Labels#forRun}
  * @param credentials the credentials minted for this run, delivered as {@link RunCredential} says
+ * @param outputs the agent's caps on the run's kept outputs: what the run service keeps of {@link
+ *     RunContract#OUT_DIR}, and so how much of it a backend reads at most (the cap plus room for
+ *     tar headers; the folder's archive is the workload's, and its size is not the workspace's)
  */
 public record RunSpec(
     String runId,
@@ -44,7 +48,8 @@ public record RunSpec(
     Instant expiresAt,
     boolean requireRuntimeClass,
     Map<String, String> runLabels,
-    List<RunCredential> credentials) {
+    List<RunCredential> credentials,
+    OutputLimits outputs) {
   private static final Pattern RUN_ID = Pattern.compile("[a-z0-9]{1,32}");
   private static final Pattern AGENT = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
 
@@ -77,6 +82,37 @@ public record RunSpec(
       }
     }
     credentials = List.copyOf(credentials);
+    Objects.requireNonNull(outputs, "outputs");
+  }
+
+  /** A run with the default output caps ({@link OutputLimits#DEFAULT}). */
+  public RunSpec(
+      String runId,
+      String agent,
+      String image,
+      List<String> command,
+      Map<String, String> env,
+      RunEgress egress,
+      Resources resources,
+      Duration ttl,
+      Instant expiresAt,
+      boolean requireRuntimeClass,
+      Map<String, String> runLabels,
+      List<RunCredential> credentials) {
+    this(
+        runId,
+        agent,
+        image,
+        command,
+        env,
+        egress,
+        resources,
+        ttl,
+        expiresAt,
+        requireRuntimeClass,
+        runLabels,
+        credentials,
+        OutputLimits.DEFAULT);
   }
 
   /** A run without labels or credentials. */
@@ -120,7 +156,26 @@ public record RunSpec(
         expiresAt,
         requireRuntimeClass,
         runLabels,
-        minted);
+        minted,
+        outputs);
+  }
+
+  /** This spec with the agent's output caps. */
+  public RunSpec withOutputs(OutputLimits caps) {
+    return new RunSpec(
+        runId,
+        agent,
+        image,
+        command,
+        env,
+        egress,
+        resources,
+        ttl,
+        expiresAt,
+        requireRuntimeClass,
+        runLabels,
+        credentials,
+        caps);
   }
 
   /**

@@ -30,6 +30,9 @@ final class AdminApi implements AutoCloseable {
   static final String EGRESS_POLICY = "/api/admin/platform/egress-policy";
   static final String AUDIT = "/api/admin/platform/audit";
 
+  /** Who the token presented is (its name, scopes and agents). */
+  static final String TOKEN = "/api/admin/platform/token";
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String base;
@@ -45,6 +48,11 @@ final class AdminApi implements AutoCloseable {
   /** The service's base URL, as given. */
   String base() {
     return base;
+  }
+
+  /** The bearer token, for a client that sends it to {@link #base()} only ({@code mcp}). */
+  String token() {
+    return token;
   }
 
   /** An answer: status, the ETag if any, the body. */

@@ -49,7 +49,9 @@ final class Backends {
       }
       backends.add(
           new MicroVmBackend(
-              MicroVmConfig.defaults(proxyCommand()).withAccel(options.microvmAccel)));
+              MicroVmConfig.defaults(proxyCommand()).toBuilder()
+                  .accel(options.microvmAccel)
+                  .build()));
     }
     Function<Runnable, AutoCloseable> reaping =
         RunWiring.every(Duration.ofSeconds(Math.max(1, options.reapEverySeconds)));
@@ -74,11 +76,16 @@ final class Backends {
             return elected;
           };
     }
+    RunSettings settings = RunSettings.defaults(instance);
     backends.add(
         new DockerBackend(
-            DockerClients.fromEnvironment(), dockerConfig(options).withInstance(storeIdentity)));
+            DockerClients.fromEnvironment(),
+            dockerConfig(options)
+                .concurrentRuns(settings.maxConcurrentRuns())
+                .instance(storeIdentity)
+                .build()));
     reportProbes(backends, out);
-    return new RunWiring(backends, operator, RunSettings.defaults(instance), reaping);
+    return new RunWiring(backends, operator, settings, reaping);
   }
 
   /**
@@ -137,32 +144,49 @@ final class Backends {
     KubernetesBackendConfig config =
         KubernetesBackendConfig.defaults(options.proxyImage, options.k8sNamespace);
     if (!options.k8sRuntimeHandlers.isEmpty()) {
-      config = config.withTrustedRuntimeHandlers(options.k8sRuntimeHandlers);
+      config = config.toBuilder().trustedRuntimeHandlers(options.k8sRuntimeHandlers).build();
     }
     try {
-      return config.withClusterCidrs(options.k8sNodeCidrs, options.k8sApiServerCidrs);
+      return config.toBuilder()
+          .nodeCidrs(options.k8sNodeCidrs)
+          .apiServerCidrs(options.k8sApiServerCidrs)
+          .build();
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "--k8s-node-cidr/--k8s-apiserver-cidr: " + e.getMessage(), e);
     }
   }
 
-  static DockerBackendConfig dockerConfig(ServeCommand options) {
-    DockerBackendConfig config =
-        DockerBackendConfig.defaults()
-            .withProxyImage(options.proxyImage)
-            .withGvisorRuntime(options.dockerGvisorRuntime);
-    try {
-      config = config.withProxyPool(options.dockerProxyPool);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "--docker-proxy-pool " + options.dockerProxyPool + ": " + e.getMessage(), e);
+  /**
+   * The Docker backend's configuration from {@code serve}'s options. Its defaults give a newcomer
+   * the fast path the host can afford: a proxy pool sized from the host's memory, and subnets from
+   * a range the backend checks is free and sizes for the run limit (docs/backends/docker.md).
+   */
+  static DockerBackendConfig.Builder dockerConfig(ServeCommand options) {
+    DockerBackendConfig.Builder config =
+        DockerBackendConfig.builder()
+            .proxyImage(options.proxyImage)
+            .gvisorRuntime(options.dockerGvisorRuntime);
+    if (options.dockerProxyPool.equals("auto")) {
+      config.automaticProxyPool();
+    } else {
+      try {
+        config.proxyPoolSize(Integer.parseInt(options.dockerProxyPool));
+        config.build();
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "--docker-proxy-pool "
+                + options.dockerProxyPool
+                + ": expected auto or 0 to 32"
+                + (e instanceof NumberFormatException ? "" : " (" + e.getMessage() + ")"),
+            e);
+      }
     }
-    if (options.dockerSubnetPool == null) {
-      return config;
+    if (options.dockerSubnetPool == null || options.dockerSubnetPool.equals("auto")) {
+      return config.automaticSubnets();
     }
     try {
-      return config.withSubnetPool(SubnetPool.parse(options.dockerSubnetPool));
+      return config.subnetPool(SubnetPool.parse(options.dockerSubnetPool));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "--docker-subnet-pool " + options.dockerSubnetPool + ": " + e.getMessage(), e);

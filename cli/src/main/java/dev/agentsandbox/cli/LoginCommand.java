@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -145,22 +146,37 @@ final class LoginCommand implements Callable<Integer> {
     return server;
   }
 
-  /** Asks the server once; returns what it said of the token. */
+  /**
+   * Asks the server once who the token is; returns what it said: the token's name and the agents it
+   * is limited to, and whether it may read runs.
+   */
   private String check(ServerUrl server, String token) throws IOException, InterruptedException {
     try (AdminApi api = new AdminApi(server.toString(), token)) {
       AdminApi.Answer answer =
-          api.exchange(
-              api.request(AdminApi.RUNS + "?limit=1", java.time.Duration.ofSeconds(15))
-                  .GET()
-                  .build());
-      if (answer.status() / 100 == 2) {
-        return "token accepted";
+          api.exchange(api.request(AdminApi.TOKEN, java.time.Duration.ofSeconds(15)).GET().build());
+      if (answer.status() / 100 != 2) {
+        throw ApiCallException.of("log in to " + server, answer);
       }
-      ApiCallException refused = ApiCallException.of("log in to " + server, answer);
-      if (refused.code().equals("missing_scope")) {
-        return "token accepted; it cannot read runs";
+      com.fasterxml.jackson.databind.JsonNode self = answer.json();
+      StringBuilder said =
+          new StringBuilder("token accepted: ")
+              .append(TerminalText.line(self.path("name").asText()));
+      com.fasterxml.jackson.databind.JsonNode agents = self.path("agents");
+      if (agents.isArray()) {
+        List<String> names = new java.util.ArrayList<>();
+        agents.forEach(agent -> names.add(agent.asText()));
+        said.append(", limited to agents ").append(String.join(", ", names));
+      } else {
+        said.append(", every agent");
       }
-      throw refused;
+      boolean reads = false;
+      for (com.fasterxml.jackson.databind.JsonNode scope : self.path("scopes")) {
+        reads |= scope.asText().equals("agent_sandbox.read");
+      }
+      if (!reads) {
+        said.append("; it cannot read runs");
+      }
+      return said.toString();
     }
   }
 }

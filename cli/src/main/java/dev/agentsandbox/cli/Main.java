@@ -41,6 +41,7 @@ import picocli.CommandLine.Command;
       RunCommand.Plan.class,
       ConfigCommand.class,
       LoginCommand.class,
+      McpCommand.class,
       ServeCommand.class,
       TokenCommand.class,
       AuditCommand.class,

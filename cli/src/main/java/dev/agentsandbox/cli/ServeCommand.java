@@ -98,8 +98,9 @@ final class ServeCommand implements Callable<Integer> {
       paramLabel = "CIDR",
       description =
           "A private IPv4 range (such as 10.213.0.0/16) each Docker run's two networks take a /28"
-              + " from, instead of Docker's default address pools (about 15 concurrent runs);"
-              + " default: Docker's pools")
+              + " from; auto (the default) takes a range in 10.214.0.0/15 that no network of the"
+              + " daemon and no route of this host uses, sized for the run limit",
+      defaultValue = "auto")
   String dockerSubnetPool;
 
   @Option(
@@ -108,9 +109,10 @@ final class ServeCommand implements Callable<Integer> {
       description =
           "How many proxies, each with its run's two networks and volumes, the Docker backend keeps"
               + " started and awaiting a policy, so that a cold run need not wait for its proxy"
-              + " to start; 0 to 32 (default: ${DEFAULT-VALUE}, off)",
-      defaultValue = "0")
-  int dockerProxyPool;
+              + " to start; 0 (off) to 32, or auto: 2 on a host with 8 GiB of memory or more, 1"
+              + " with 4 GiB, else 0 (default: ${DEFAULT-VALUE})",
+      defaultValue = "auto")
+  String dockerProxyPool;
 
   @Option(
       names = "--microvm-accel",

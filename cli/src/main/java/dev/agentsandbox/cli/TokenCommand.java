@@ -1,5 +1,6 @@
 package dev.agentsandbox.cli;
 
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.TokenInfo;
@@ -25,7 +26,9 @@ import picocli.CommandLine.Spec;
     name = "token",
     footerHeading = "%nExamples:%n",
     footer = {
-      "  agent-sandbox token create --name ci --scopes agent_sandbox.read,agent_sandbox.run > ci.token"
+      "  agent-sandbox token create --name ci --scopes agent_sandbox.read,agent_sandbox.run > ci.token",
+      "  agent-sandbox token create --name team-a --scopes agent_sandbox.read,agent_sandbox.run"
+          + " --agents helper,planner > team-a.token"
     },
     mixinStandardHelpOptions = true,
     description = "Create, list and revoke API tokens (only hashes are stored)",
@@ -72,14 +75,18 @@ final class TokenCommand implements Runnable {
       name = "create",
       footerHeading = "%nExamples:%n",
       footer = {
-        "  agent-sandbox token create --name alice --scopes agent_sandbox.read,agent_sandbox.configure --expires 30d > alice.token"
+        "  agent-sandbox token create --name alice --scopes agent_sandbox.read,agent_sandbox.configure --expires 30d > alice.token",
+        "  agent-sandbox token create --name team-a --scopes agent_sandbox.read,agent_sandbox.run --agents helper,planner > team-a.token"
       },
       mixinStandardHelpOptions = true,
       description = {
         "Creates a token and prints it as the only line on stdout; it is not shown again.",
-        "Audited as agent_sandbox.token.create (name, scopes, expiry; never the token).",
+        "Audited as agent_sandbox.token.create (name, scopes, agents, expiry; never the token).",
         "Scopes: agent_sandbox.read, agent_sandbox.configure, agent_sandbox.run, audit.read,"
-            + " governance.weaken."
+            + " governance.weaken.",
+        "With --agents the token sees and touches only those agents' runs, sessions, plans and"
+            + " settings (another agent's run is answered as if it did not exist); it may hold"
+            + " only agent_sandbox.read and agent_sandbox.run."
       })
   static final class Create implements Callable<Integer> {
     @Spec CommandSpec spec;
@@ -94,6 +101,13 @@ final class TokenCommand implements Runnable {
         paramLabel = "SCOPE",
         description = "Comma-separated scopes")
     List<String> scopes;
+
+    @Option(
+        names = "--agents",
+        split = ",",
+        paramLabel = "AGENT",
+        description = "Comma-separated agents the token is limited to (default: every agent)")
+    List<String> agents;
 
     @Option(
         names = "--expires",
@@ -115,6 +129,7 @@ final class TokenCommand implements Runnable {
         }
         wanted.add(trimmed);
       }
+      AgentGrant grant = grant(wanted);
       Instant expiresAt;
       try {
         expiresAt = expires == null ? null : Instant.now().plus(duration(expires));
@@ -122,12 +137,34 @@ final class TokenCommand implements Runnable {
         throw new ParameterException(spec.commandLine(), e.getMessage());
       }
       try (Store opened = store.open()) {
-        String secret = opened.tokens().create(name, wanted, expiresAt, actor()).secret();
+        String secret = opened.tokens().create(name, wanted, grant, expiresAt, actor()).secret();
         PrintWriter out = spec.commandLine().getOut();
         out.println(secret);
         out.flush();
       }
       return 0;
+    }
+
+    /** {@code --agents} as a grant, refused with every problem before the store is opened. */
+    private AgentGrant grant(Set<String> scopes) {
+      if (agents == null) {
+        return AgentGrant.EVERY;
+      }
+      List<String> named = agents.stream().map(String::trim).toList();
+      List<String> problems = new java.util.ArrayList<>(AgentGrant.problems(named));
+      List<String> wide = Scopes.instanceWide(scopes);
+      if (!wide.isEmpty()) {
+        problems.add(
+            "a token limited to agents may hold only agent_sandbox.read and agent_sandbox.run, not "
+                + String.join(", ", wide)
+                + " (those scopes are instance-wide: use a token of every agent)");
+      }
+      if (!problems.isEmpty()) {
+        throw new ParameterException(
+            spec.commandLine(),
+            "--agents " + String.join(",", agents) + ": " + String.join("; ", problems));
+      }
+      return AgentGrant.only(named);
     }
   }
 
@@ -136,7 +173,7 @@ final class TokenCommand implements Runnable {
       footerHeading = "%nExamples:%n",
       footer = {"  agent-sandbox token list"},
       mixinStandardHelpOptions = true,
-      description = "Lists tokens (never their secrets).")
+      description = "Lists tokens (never their secrets); AGENTS is * for a token of every agent.")
   static final class ListTokens implements Callable<Integer> {
     @Spec CommandSpec spec;
     @Mixin StoreOptions store;
@@ -146,16 +183,19 @@ final class TokenCommand implements Runnable {
       PrintWriter out = spec.commandLine().getOut();
       Instant now = Instant.now();
       try (Store opened = store.open()) {
-        out.printf("%-24s %-8s %-24s %-24s %s%n", "NAME", "STATUS", "CREATED", "EXPIRES", "SCOPES");
+        out.printf(
+            "%-24s %-8s %-24s %-24s %-20s %s%n",
+            "NAME", "STATUS", "CREATED", "EXPIRES", "AGENTS", "SCOPES");
         for (TokenInfo token : opened.tokens().list()) {
           String status =
               token.revokedAt() != null ? "revoked" : token.activeAt(now) ? "active" : "expired";
           out.printf(
-              "%-24s %-8s %-24s %-24s %s%n",
+              "%-24s %-8s %-24s %-24s %-20s %s%n",
               token.name(),
               status,
               token.createdAt(),
               token.expiresAt() == null ? "never" : token.expiresAt().toString(),
+              token.agents().limited() ? String.join(",", token.agents().named()) : "*",
               String.join(",", token.scopes()));
         }
       }

@@ -124,6 +124,79 @@ class CliTest {
   }
 
   @Test
+  void aTokenLimitedToAgentsIsListedWithThemAndMayHoldOnlyAgentScopes() {
+    Run created =
+        run(
+            "token",
+            "create",
+            "--name",
+            "team-a",
+            "--scopes",
+            "agent_sandbox.read,agent_sandbox.run",
+            "--agents",
+            "planner,helper",
+            "--db",
+            db());
+    assertThat(created.exit()).as(created.err()).isZero();
+    assertThat(created.out().strip()).startsWith("asb_");
+    Run list = run("token", "list", "--db", db());
+    assertThat(list.out().lines())
+        .filteredOn(line -> line.startsWith("team-a "))
+        .singleElement()
+        .asString()
+        .contains("helper,planner")
+        .contains("agent_sandbox.read,agent_sandbox.run");
+    assertThat(list.out()).contains("AGENTS");
+
+    // Instance-wide scopes would show or change every agent's settings: refused with the reason.
+    Run wide =
+        run(
+            "token",
+            "create",
+            "--name",
+            "team-b",
+            "--scopes",
+            "agent_sandbox.read,agent_sandbox.configure,audit.read",
+            "--agents",
+            "helper",
+            "--db",
+            db());
+    assertThat(wide.exit()).isEqualTo(Main.USAGE);
+    assertThat(wide.err())
+        .contains("may hold only agent_sandbox.read and agent_sandbox.run")
+        .contains("agent_sandbox.configure, audit.read");
+    Run badName =
+        run(
+            "token",
+            "create",
+            "--name",
+            "team-c",
+            "--scopes",
+            "agent_sandbox.run",
+            "--agents",
+            "helper,Planner,",
+            "--db",
+            db());
+    assertThat(badName.exit()).isEqualTo(Main.USAGE);
+    assertThat(badName.err()).contains("'Planner' is not an agent name");
+    assertThat(run("token", "list", "--db", db()).out()).doesNotContain("team-b", "team-c");
+
+    try (dev.agentsandbox.store.Store store = dev.agentsandbox.store.Store.open(db())) {
+      assertThat(
+              store
+                  .audit()
+                  .query(
+                      new dev.agentsandbox.store.AuditQuery(
+                          "agent_sandbox.token.create", null, null, null, null, 10)))
+          .singleElement()
+          .satisfies(
+              r ->
+                  assertThat(r.data().path("agents").toString())
+                      .isEqualTo("[\"helper\",\"planner\"]"));
+    }
+  }
+
+  @Test
   void wrongCommandLinesExitTwo() {
     assertThat(run("token", "create", "--name", "x", "--scopes", "root", "--db", db()).exit())
         .isEqualTo(Main.USAGE);
@@ -165,6 +238,7 @@ class CliTest {
       {"--docker-subnet-pool", "banana/16"},
       {"--docker-proxy-pool", "-1"},
       {"--docker-proxy-pool", "1000"},
+      {"--docker-proxy-pool", "many"},
     };
     for (String[] options : bad) {
       ServeCommand serve = new ServeCommand();
@@ -192,24 +266,31 @@ class CliTest {
   }
 
   @Test
-  void serveTakesDockerSubnetsFromThePoolItIsGivenAndFromDockersPoolsOtherwise() {
+  void serveTakesDockerSubnetsFromThePoolItIsGivenAndFromAFreeRangeOtherwise() {
     ServeCommand serve = new ServeCommand();
     new CommandLine(serve).parseArgs("--docker-subnet-pool", "10.213.0.0/16");
-    assertThat(Backends.dockerConfig(serve).subnetPool().orElseThrow().range().toString())
+    assertThat(Backends.dockerConfig(serve).build().subnetPool().orElseThrow().range().toString())
         .isEqualTo("10.213.0.0/16");
     ServeCommand plain = new ServeCommand();
     new CommandLine(plain).parseArgs();
-    assertThat(Backends.dockerConfig(plain).subnetPool()).isEmpty();
+    assertThat(Backends.dockerConfig(plain).build().subnetPool())
+        .as("automatic: the backend chooses a free range, never Docker's default pools")
+        .isEmpty();
   }
 
   @Test
-  void serveKeepsNoProxyPoolUnlessAsked() {
+  void serveSizesItsProxyPoolFromTheHostUnlessTold() {
     ServeCommand plain = new ServeCommand();
     new CommandLine(plain).parseArgs();
-    assertThat(Backends.dockerConfig(plain).proxyPoolSize()).isZero();
+    assertThat(Backends.dockerConfig(plain).build().proxyPoolSize())
+        .as("automatic by default")
+        .isEmpty();
     ServeCommand pooled = new ServeCommand();
     new CommandLine(pooled).parseArgs("--docker-proxy-pool", "3");
-    assertThat(Backends.dockerConfig(pooled).proxyPoolSize()).isEqualTo(3);
+    assertThat(Backends.dockerConfig(pooled).build().proxyPoolSize()).hasValue(3);
+    ServeCommand off = new ServeCommand();
+    new CommandLine(off).parseArgs("--docker-proxy-pool", "0");
+    assertThat(Backends.dockerConfig(off).build().proxyPoolSize()).hasValue(0);
   }
 
   @Test

@@ -60,6 +60,7 @@ class CommandLineTest {
             "plan",
             "config",
             "login",
+            "mcp",
             "serve",
             "token",
             "audit",

@@ -223,7 +223,12 @@ class ConfigUpdateKillIT {
                 "--data-dir",
                 data.toString(),
                 "--instance-id",
-                "config-kill-it")
+                "config-kill-it",
+                // No proxy pool: this test SIGKILLs serve, and a killed control plane's standbys
+                // live until its store's next reaper pass (or their expiry, hours later); it runs
+                // no sandbox anyway.
+                "--docker-proxy-pool",
+                "0")
             .redirectErrorStream(true)
             .start();
     return CliProcess.awaitListening(serve);

@@ -66,6 +66,10 @@ class ConsoleIT {
   private static String base;
   private static String admin;
   private static String operator;
+
+  /** Holds read and run, limited to the agent planner (runs of helper are not its to see). */
+  private static String planners;
+
   private static ChromeDriver browser;
   private static Path downloads;
   private static final List<String> runIds = new ArrayList<>();
@@ -108,6 +112,9 @@ class ConsoleIT {
             db,
             "operator",
             "agent_sandbox.read,agent_sandbox.configure,agent_sandbox.run,audit.read");
+    planners =
+        createToken(
+            jar, db, "planners", "agent_sandbox.read,agent_sandbox.run", "--agents", "planner");
     JsonNode put =
         api(
             "PUT",
@@ -204,6 +211,8 @@ class ConsoleIT {
     assertThat(browser.getCurrentUrl()).doesNotContain(operator);
     assertThat(browser.manage().getCookies()).isEmpty();
     assertThat(script("return sessionStorage.getItem('agent-sandbox.token')")).isEqualTo(operator);
+    waitUntil(() -> find(By.id("who-name")).getText().equals("Signed in as operator"));
+    assertThat(find(By.id("who-agents")).getText()).contains("every agent");
 
     // A loosening previewed by a token without governance.weaken: listed, refused, not savable.
     open("config");
@@ -436,6 +445,16 @@ class ConsoleIT {
                 .contains("denied.test"));
     shot("overview");
 
+    // A token limited to another agent: the header says which, and helper's runs are not there.
+    signOut();
+    signIn(planners);
+    waitUntil(() -> find(By.id("who-agents")).getText().contains("limited to agents: planner"));
+    assertThat(find(By.id("who-name")).getText()).isEqualTo("Signed in as planners");
+    open("runs");
+    waitUntil(() -> find(By.id("runs-list")).getText().contains("No run matches."));
+    assertThat(find(By.id("runs-list")).getText()).doesNotContain(runIds.get(0));
+    shot("limited-token");
+
     List<String> violations = new ArrayList<>();
     for (LogEntry entry : browser.manage().logs().get(LogType.BROWSER)) {
       if (entry.getMessage().contains("Content Security Policy")) {
@@ -529,10 +548,11 @@ class ConsoleIT {
     return ProcessHandle.current().info().command().orElse("java");
   }
 
-  private static String createToken(Path jar, String db, String name, String scopes)
+  private static String createToken(Path jar, String db, String name, String scopes, String... more)
       throws IOException, InterruptedException {
-    Process create =
-        new ProcessBuilder(
+    List<String> command =
+        new ArrayList<>(
+            List.of(
                 java(),
                 "-jar",
                 jar.toString(),
@@ -543,9 +563,10 @@ class ConsoleIT {
                 "--name",
                 name,
                 "--scopes",
-                scopes)
-            .redirectError(ProcessBuilder.Redirect.DISCARD)
-            .start();
+                scopes));
+    command.addAll(List.of(more));
+    Process create =
+        new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
     String out = new String(create.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(create.waitFor(120, TimeUnit.SECONDS)).isTrue();
     assertThat(create.exitValue()).as("token create").isZero();

@@ -276,6 +276,7 @@ class DrillJudgementTest {
                             List.of(),
                             List.of("HTTPS_PROXY"),
                             List.of("echo", "drill-d1-env"),
+                            List.of(),
                             List.of()))),
                 new Refusal(400, "env_refused")),
             true,

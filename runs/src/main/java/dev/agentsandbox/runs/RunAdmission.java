@@ -7,6 +7,7 @@ import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.AgentSettings;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
@@ -61,7 +62,7 @@ final class RunAdmission {
    * agent has a warm sandbox prepared exactly as this run would be gets that sandbox (and its slot)
    * instead of a new one.
    */
-  Admission admit(RunRequest request, RunSlots slots, WarmPool pool) {
+  Admission admit(RunRequest request, AgentGrant grant, RunSlots slots, WarmPool pool) {
     SandboxConfig config = configs.sandbox();
     String running = "running agent " + request.agent() + ": ";
     Optional<RunRefusedException> invalid = invalid(request);
@@ -74,12 +75,12 @@ final class RunAdmission {
           running + "agent sandboxes are turned off (PUT the configuration with \"enabled\": true)",
           List.of());
     }
-    AgentSettings agent = config.agents().get(request.agent());
+    // An agent the caller's token may not use is answered exactly as one that is not listed
+    // (docs/architecture.md invariant 13): the token learns nothing of the other agents.
+    AgentSettings agent =
+        grant.permits(request.agent()) ? config.agents().get(request.agent()) : null;
     if (agent == null) {
-      return refused(
-          Refusal.AGENT_NOT_LISTED,
-          running + "the agent has no sandbox configuration (add it under \"agents\")",
-          List.of());
+      return refused(Refusal.AGENT_NOT_LISTED, notListed(running), List.of());
     }
     List<String> envProblems = EnvScreen.problems(request.env());
     if (!envProblems.isEmpty()) {
@@ -149,6 +150,11 @@ final class RunAdmission {
         spec(RunIds.next(), request, agent, config), selection, slot.get(), agent);
   }
 
+  /** The message of an agent that is not listed, or that the caller's token may not use. */
+  private static String notListed(String action) {
+    return action + "the agent has no sandbox configuration (add it under \"agents\")";
+  }
+
   /**
    * The run in a warm sandbox, when one of its agent was prepared with exactly the image, policy,
    * resources, ttl and backend this run gets under the configuration read for this decision; empty
@@ -197,10 +203,18 @@ final class RunAdmission {
    *
    * @throws RunRefusedException when the request is malformed or no backend can be planned
    */
-  Planned plan(RunRequest request) {
+  Planned plan(RunRequest request, AgentGrant grant) {
     Optional<RunRefusedException> invalid = invalid(request);
     if (invalid.isPresent()) {
       throw invalid.get();
+    }
+    if (!grant.permits(request.agent())) {
+      // Planned with the defaults, an agent that is not listed shows nothing of anyone's settings;
+      // for a token limited to other agents it is still not its agent, configured or not.
+      throw new RunRefusedException(
+          Refusal.AGENT_NOT_LISTED,
+          notListed("planning a run of agent " + request.agent() + ": "),
+          List.of());
     }
     SandboxConfig config = configs.sandbox();
     AgentSettings agent = config.agents().get(request.agent());
@@ -282,7 +296,8 @@ final class RunAdmission {
         expiresAt,
         config.requireRuntimeClass(),
         request.labels(),
-        List.of());
+        List.of(),
+        agent.outputs());
   }
 
   private static Refusal noBackend(SandboxConfig config) {

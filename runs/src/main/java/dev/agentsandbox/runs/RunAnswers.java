@@ -58,6 +58,15 @@ final class RunAnswers {
     return run.kill();
   }
 
+  /** The agent of run {@code runId}, held here or stored; empty for an id no run has. */
+  Optional<String> agentOf(String runId) {
+    Optional<LiveRun> known = live.held(runId);
+    if (known.isPresent()) {
+      return Optional.of(known.get().spec.agent());
+    }
+    return RunIds.valid(runId) ? store.runs().find(runId).map(RunRecord::agent) : Optional.empty();
+  }
+
   RunView view(String runId) {
     Optional<LiveRun> known = live.held(runId);
     if (known.isPresent()) {

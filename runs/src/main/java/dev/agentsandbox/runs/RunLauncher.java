@@ -7,6 +7,7 @@ import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.credentials.IssuedCredential;
 import dev.agentsandbox.credentials.RunIdentity;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.CredentialSpec;
 import dev.agentsandbox.policy.event.CredentialsIssued;
 import dev.agentsandbox.policy.event.CredentialsRevoked;
@@ -76,14 +77,16 @@ final class RunLauncher {
    * Admits or refuses the request (the refusal audited, then thrown) and launches what is admitted;
    * a run that took a warm sandbox has its replacement prepared on the executor.
    */
-  LiveRun admitAndLaunch(String actor, RunRequest request) {
-    return switch (admitting.admission().admit(request, admitting.slots(), admitting.pool())) {
-      case Admission.Refused refused -> throw refuse(actor, request, refused.refusal());
+  LiveRun admitAndLaunch(String actor, AgentGrant grant, RunRequest request) {
+    return switch (admitting
+        .admission()
+        .admit(request, grant, admitting.slots(), admitting.pool())) {
+      case Admission.Refused refused -> throw refuse(actor, grant, request, refused.refusal());
       case Admission.Admitted admitted -> {
         if (admitted.warm().isPresent()) {
           executor.execute(admitting.pool()::refill); // prepare its replacement
         }
-        yield launch(actor, request, admitted, admitting.live());
+        yield launch(actor, grant, request, admitted, admitting.live());
       }
     };
   }
@@ -92,7 +95,12 @@ final class RunLauncher {
    * Launches the run, entered in {@code live} before its lifecycle starts. The slot is released
    * here if the run never reaches its lifecycle, else when the lifecycle retires it.
    */
-  LiveRun launch(String actor, RunRequest request, Admission.Admitted admitted, LiveRuns live) {
+  LiveRun launch(
+      String actor,
+      AgentGrant grant,
+      RunRequest request,
+      Admission.Admitted admitted,
+      LiveRuns live) {
     RunSpec spec = admitted.spec();
     Instant deadline = clock.instant().plus(spec.ttl());
     RunIdentity identity = new RunIdentity(spec.runId(), spec.agent(), spec.runLabels(), deadline);
@@ -106,6 +114,7 @@ final class RunLauncher {
       // What was minted before the failure was revoked; the refusal row says what became of it.
       throw refuse(
           actor,
+          grant,
           request,
           new RunRefusedException(
               Refusal.CREDENTIAL_REFUSED,
@@ -249,12 +258,22 @@ final class RunLauncher {
   }
 
   /** Audits the refusal and returns it, for the caller to throw. */
-  RunRefusedException refuse(String actor, RunRequest request, RunRefusedException e) {
-    return refuse(actor, request, e, List.of());
+  RunRefusedException refuse(
+      String actor, AgentGrant grant, RunRequest request, RunRefusedException e) {
+    return refuse(actor, grant, request, e, List.of());
   }
 
+  /**
+   * Audits the refusal and returns it, for the caller to throw. A token limited to agents has them
+   * on the row ({@code token_agents}), so that a reviewer sees why its run of another agent was
+   * refused as not listed.
+   */
   private RunRefusedException refuse(
-      String actor, RunRequest request, RunRefusedException e, List<Revocation> revocations) {
+      String actor,
+      AgentGrant grant,
+      RunRequest request,
+      RunRefusedException e,
+      List<Revocation> revocations) {
     trail.append(
         actor,
         request.agent(),
@@ -265,7 +284,8 @@ final class RunLauncher {
             e.problems(),
             request.env().keySet().stream().sorted().toList(),
             command(new Redactor(request.env().values()), request.command()),
-            revocations));
+            revocations,
+            List.copyOf(grant.named())));
     return e;
   }
 

@@ -3,6 +3,7 @@ package dev.agentsandbox.runs;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.SandboxPlan;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.runs.audit.RunTimeline;
 import dev.agentsandbox.runs.audit.RunTrail;
 import dev.agentsandbox.store.RunRecord;
@@ -13,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 
@@ -73,9 +75,14 @@ public final class RunService {
             new RunLauncher.Admitting(admission, slots, pool, live));
   }
 
-  /** What a run of this request would create, creating nothing; see {@link RunAdmission#plan}. */
-  public PlanView plan(RunRequest request) {
-    RunAdmission.Planned planned = admission.plan(request);
+  /**
+   * What a run of this request would create, creating nothing; see {@link RunAdmission#plan}.
+   *
+   * @param grant the agents the caller's token may use: another agent's plan is refused as if the
+   *     agent were not listed
+   */
+  public PlanView plan(RunRequest request, AgentGrant grant) {
+    RunAdmission.Planned planned = admission.plan(request, grant);
     SandboxPlan plan = planned.selection().backend().plan(planned.spec());
     return RunViews.plan(
         planned.spec(), plan, planned.selection().probe(), planned.enabled(), planned.configured());
@@ -84,19 +91,23 @@ public final class RunService {
   /**
    * Starts a run and returns at once with its id; the run goes on on the service's executor.
    *
+   * @param actor who asks: the token's name, on every row of the run
+   * @param grant the agents the token may use: another agent is refused exactly as one that is not
+   *     listed (and audited so, with the token's agents)
    * @throws RunRefusedException when the run must not happen; an {@code agent_sandbox.refused} row
    *     has been written
    */
-  public String start(String actor, RunRequest request) {
-    return launcher.admitAndLaunch(actor, request).runId();
+  public String start(String actor, AgentGrant grant, RunRequest request) {
+    return launcher.admitAndLaunch(actor, grant, request).runId();
   }
 
   /**
    * Starts a run and waits for its result (exit status, outputs collected, rows written); the
    * sandbox is removed after this returns, and its {@code agent_sandbox.teardown} row follows.
    */
-  public RunView run(String actor, RunRequest request) throws InterruptedException {
-    LiveRun run = launcher.admitAndLaunch(actor, request);
+  public RunView run(String actor, AgentGrant grant, RunRequest request)
+      throws InterruptedException {
+    LiveRun run = launcher.admitAndLaunch(actor, grant, request);
     try {
       run.ended.get();
     } catch (ExecutionException e) {
@@ -108,6 +119,15 @@ public final class RunService {
   /** Asks a live run to stop; false when it had already ended, RunNotFoundException if none. */
   public boolean kill(String actor, String runId) {
     return answers.kill(actor, runId);
+  }
+
+  /**
+   * The agent whose run {@code runId} is, while this control plane holds it or its store has it;
+   * empty for an id no run has. Every endpoint of a run asks it before anything else, for the
+   * token's agents (docs/architecture.md invariant 13).
+   */
+  public Optional<String> agentOf(String runId) {
+    return answers.agentOf(runId);
   }
 
   /** The run's state and, once it ended, its result. */
@@ -152,7 +172,28 @@ public final class RunService {
    */
   public List<RunRecord> recent(
       String agent, RunStatus status, Instant since, Map<String, String> labels, int limit) {
-    return store.runs().recent(agent, status, since, labels, limit);
+    return recent(AgentGrant.EVERY, agent, status, since, labels, limit);
+  }
+
+  /**
+   * Like {@link #recent(String, RunStatus, Instant, Map, int)}, among the runs of the agents {@code
+   * grant} permits only: an agent it does not permit has no runs.
+   */
+  public List<RunRecord> recent(
+      AgentGrant grant,
+      String agent,
+      RunStatus status,
+      Instant since,
+      Map<String, String> labels,
+      int limit) {
+    if (agent != null) {
+      return grant.permits(agent)
+          ? store.runs().recent(agent, status, since, labels, limit)
+          : List.of();
+    }
+    return store
+        .runs()
+        .recentAmong(grant.limited() ? grant.named() : null, status, since, labels, limit);
   }
 
   /**

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.AgentSettings;
 import dev.agentsandbox.policy.config.Backend;
 import dev.agentsandbox.policy.config.EgressPolicy;
@@ -192,7 +193,7 @@ class EgressFloodTest {
     try {
       runId =
           service
-              .run("admin", new RunRequest("helper", List.of("flood"), Map.of()))
+              .run("admin", AgentGrant.EVERY, new RunRequest("helper", List.of("flood"), Map.of()))
               .record()
               .runId();
     } catch (InterruptedException e) {

@@ -17,6 +17,7 @@ import dev.agentsandbox.credentials.CommandIssuer;
 import dev.agentsandbox.credentials.JwtIssuer;
 import dev.agentsandbox.credentials.JwtKeyRing;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.AgentSettings;
 import dev.agentsandbox.policy.config.Backend;
 import dev.agentsandbox.policy.config.CredentialSpec;
@@ -193,7 +194,9 @@ class RunContractTest {
             null);
     String runId =
         service.start(
-            ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of(), Map.of("owner", "alice")));
+            ACTOR,
+            AgentGrant.EVERY,
+            new RunRequest(AGENT, List.of("hangs"), Map.of(), Map.of("owner", "alice")));
     assertThat(backend.awaitStarted(runId, Duration.ofSeconds(20))).isTrue();
     RunSpec launched = backend.launched(runId);
     Map<String, RunCredential> byName =
@@ -246,7 +249,8 @@ class RunContractTest {
   @Test
   void outputsAreKeptAndTheHostileOnesNamedAsDropped() {
     RunService service = service(Map.of(), null);
-    String runId = service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()));
+    String runId =
+        service.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of()));
     org.awaitility.Awaitility.await()
         .atMost(Duration.ofSeconds(20))
         .until(() -> service.liveCount() == 0);
@@ -266,11 +270,13 @@ class RunContractTest {
   @Test
   void retentionDeletesTheArtifactsOfRunsEndedLongerAgoAndNothingElse() throws Exception {
     RunService service = service(Map.of(), null);
-    String ended = service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()));
+    String ended =
+        service.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of()));
     org.awaitility.Awaitility.await()
         .atMost(Duration.ofSeconds(20))
         .until(() -> service.liveCount() == 0);
-    String live = service.start(ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of()));
+    String live =
+        service.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("hangs"), Map.of()));
     FolderArtifactStore artifacts = new FolderArtifactStore(temp.resolve("artifacts"));
     Path file = temp.resolve("planted");
     Files.writeString(file, "x");
@@ -309,7 +315,8 @@ class RunContractTest {
   @Test
   void aBackendThatDoesNotCollectSaysSo() {
     RunService service = service(Map.of(), null);
-    String runId = service.start(ACTOR, new RunRequest(AGENT, List.of("leaks"), Map.of()));
+    String runId =
+        service.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("leaks"), Map.of()));
     org.awaitility.Awaitility.await()
         .atMost(Duration.ofSeconds(20))
         .until(() -> service.liveCount() == 0);
@@ -335,7 +342,10 @@ class RunContractTest {
                 "self", spec("self", CredentialSpec.Source.RUN_TOKEN, null),
                 "aws", spec("aws", CredentialSpec.Source.COMMAND, "mint")),
             script);
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -369,7 +379,10 @@ class RunContractTest {
     Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
     RunService service =
         service(Map.of("aws", spec("aws", CredentialSpec.Source.COMMAND, "mint")), script);
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -393,7 +406,10 @@ class RunContractTest {
   void credentialsThisControlPlaneCannotMintRefuseTheRun() {
     RunService service =
         service(Map.of("aws", spec("aws", CredentialSpec.Source.COMMAND, "unregistered")), null);
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -414,7 +430,10 @@ class RunContractTest {
         }.script("ok", Script.exits(0, ""));
     RunService service =
         service(Map.of("self", spec("self", CredentialSpec.Source.RUN_TOKEN, null)), null);
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -425,7 +444,8 @@ class RunContractTest {
     assertThat(backend.resources()).isEmpty();
     // without credentials the same backend runs the agent
     RunService plain = service(Map.of(), null);
-    assertThat(plain.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()))).isNotBlank();
+    assertThat(plain.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
+        .isNotBlank();
   }
 
   @Test
@@ -442,7 +462,10 @@ class RunContractTest {
                 new TreeSet<>()),
             new TreeSet<>(List.of(4000)));
     RunService service = service(Map.of(), null, Map.of("gateway", gateway));
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> {
@@ -457,7 +480,9 @@ class RunContractTest {
             Map.of(),
             null,
             Map.of("mirror", InternalDestination.range("mirror", "10.20.1.0/28", 443)));
-    assertThat(ranged.start(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of()))).isNotBlank();
+    assertThat(
+            ranged.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("ok"), Map.of())))
+        .isNotBlank();
     org.awaitility.Awaitility.await()
         .atMost(Duration.ofSeconds(20))
         .until(() -> ranged.liveCount() == 0);
@@ -470,6 +495,7 @@ class RunContractTest {
             () ->
                 service.start(
                     ACTOR,
+                    AgentGrant.EVERY,
                     new RunRequest(
                         AGENT, List.of("ok"), Map.of(), Map.of("agent-sandbox.dev/run-id", "x"))))
         .isInstanceOfSatisfying(

@@ -11,6 +11,7 @@ import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.credentials.CommandIssuer;
 import dev.agentsandbox.credentials.CommandRevoker;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.AgentSettings;
 import dev.agentsandbox.policy.config.Backend;
 import dev.agentsandbox.policy.config.CredentialSpec;
@@ -193,7 +194,8 @@ class RunRevocationTest {
                 + " \"$AGENT_SANDBOX_DEADLINE\"\n");
     Map<String, CredentialSpec> creds = Map.of("self", runToken(), "aws", command("aws", "mint"));
     RunService before = service(creds, Map.of("mint", mint), Map.of());
-    String runId = before.start(ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of()));
+    String runId =
+        before.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("hangs"), Map.of()));
     assertThat(backend.awaitStarted(runId, WAIT)).isTrue();
     String token = value(runId, "self");
     assertThat(store.tokens().authenticate(token))
@@ -221,7 +223,8 @@ class RunRevocationTest {
   @Test
   void aRevocationThatFailsIsRecordedAndTheReaperPassRevokesTheTokenLater() throws Exception {
     RunService service = service(Map.of("self", runToken()), Map.of(), Map.of());
-    String runId = service.start(ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of()));
+    String runId =
+        service.start(ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("hangs"), Map.of()));
     assertThat(backend.awaitStarted(runId, WAIT)).isTrue();
     String token = value(runId, "self");
 
@@ -266,7 +269,9 @@ class RunRevocationTest {
         service(creds, Map.of("mint", mint, "fail", fails), Map.of("mint", revoke));
 
     assertThatThrownBy(
-            () -> service.start(ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of())))
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("hangs"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> assertThat(e.refusal()).isEqualTo(Refusal.CREDENTIAL_REFUSED));
@@ -298,7 +303,9 @@ class RunRevocationTest {
             Map.of());
 
     assertThatThrownBy(
-            () -> service.start(ACTOR, new RunRequest(AGENT, List.of("hangs"), Map.of())))
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest(AGENT, List.of("hangs"), Map.of())))
         .isInstanceOf(RunRefusedException.class);
 
     assertThat(refusedRow().revocations())

@@ -2,12 +2,14 @@ package dev.agentsandbox.runs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.AgentSettings;
 import dev.agentsandbox.policy.config.Backend;
 import dev.agentsandbox.policy.config.EgressPolicy;
@@ -187,7 +189,7 @@ class RunServiceTest {
     }
     RunRequest request = new RunRequest(agent, List.of(command), env);
 
-    assertThatThrownBy(() -> service.start(ACTOR, request))
+    assertThatThrownBy(() -> service.start(ACTOR, AgentGrant.EVERY, request))
         .isInstanceOfSatisfying(
             RunRefusedException.class, e -> assertThat(e.refusal()).isEqualTo(refusal));
 
@@ -198,6 +200,64 @@ class RunServiceTest {
     assertThat(store.runs().recent(10)).isEmpty();
     assertThat(backend.resources()).isEmpty();
     assertThat(service.liveCount()).isZero();
+  }
+
+  /**
+   * A token limited to other agents gets exactly what a run of an unlisted agent gets (its code and
+   * message), creates nothing, and its refusal row names the token and the agents it is limited to
+   * (docs/architecture.md invariant 13).
+   */
+  @Test
+  void aTokenOfOtherAgentsIsRefusedExactlyAsAnAgentThatIsNotListed() {
+    RunService service = service(4);
+    AgentGrant planners = AgentGrant.only(List.of("planner"));
+    SandboxConfig withHelper = config;
+
+    RunRefusedException limited =
+        catchThrowableOfType(
+            () -> service.start("team-b", planners, request("ok")), RunRefusedException.class);
+    RunRefusedException planned =
+        catchThrowableOfType(
+            () -> service.plan(request("ok"), planners), RunRefusedException.class);
+    config = new SandboxConfig(true, Backend.AUTO, false, new TreeMap<>());
+    RunRefusedException unlisted =
+        catchThrowableOfType(
+            () -> service.start(ACTOR, AgentGrant.EVERY, request("ok")), RunRefusedException.class);
+
+    assertThat(limited.refusal()).isEqualTo(Refusal.AGENT_NOT_LISTED);
+    assertThat(limited.getMessage()).isEqualTo(unlisted.getMessage());
+    assertThat(limited.problems()).isEqualTo(unlisted.problems()).isEmpty();
+    assertThat(planned.refusal()).isEqualTo(Refusal.AGENT_NOT_LISTED);
+    assertThat(planned.getMessage()).doesNotContain("planner");
+    assertThat(store.runs().recent(10)).isEmpty();
+    assertThat(backend.resources()).isEmpty();
+    List<AuditRow> refused = audit(EventType.REFUSED.wireName(), null);
+    assertThat(refused).extracting(AuditRow::actor).containsExactly("team-b", ACTOR);
+    assertThat(refused.get(0).agent()).isEqualTo(AGENT);
+    assertThat(refused.get(0).data().get("token_agents").toString()).isEqualTo("[\"planner\"]");
+    assertThat(refused.get(1).data().has("token_agents")).isFalse();
+
+    // The same token runs its own agent, and sees only its runs.
+    config = withAgent(withHelper, "planner");
+    String helpers = service.start(ACTOR, AgentGrant.EVERY, request("ok"));
+    String runId =
+        service.start("team-b", planners, new RunRequest("planner", List.of("ok"), Map.of()));
+    assertThat(service.agentOf(runId)).contains("planner");
+    assertThat(service.agentOf(helpers)).contains(AGENT);
+    assertThat(service.recent(planners, null, null, null, Map.of(), 10))
+        .extracting(RunRecord::runId)
+        .containsExactly(runId);
+    assertThat(service.recent(planners, AGENT, null, null, Map.of(), 10)).isEmpty();
+    assertThat(service.agentOf("nosuchrun0000000000a")).isEmpty();
+  }
+
+  private static SandboxConfig withAgent(SandboxConfig config, String name) {
+    TreeMap<String, AgentSettings> agents = new TreeMap<>(config.agents());
+    agents.put(
+        name,
+        new AgentSettings(
+            AllowList.EMPTY, AgentSettings.DEFAULT_IMAGE, name, 60, Resources.DEFAULT));
+    return new SandboxConfig(true, config.backend(), config.requireRuntimeClass(), agents);
   }
 
   @Test
@@ -213,7 +273,7 @@ class RunServiceTest {
                 () -> {
                   gate.await();
                   try {
-                    return service.start(ACTOR, request("hangs"));
+                    return service.start(ACTOR, AgentGrant.EVERY, request("hangs"));
                   } catch (RunRefusedException e) {
                     return e.refusal().code();
                   }
@@ -241,7 +301,8 @@ class RunServiceTest {
       }
       // Both slots come back once the runs retire; a new run is admitted then.
       await().atMost(WAIT).until(() -> service.liveCount() == 0);
-      assertThat(service.run(ACTOR, request("ok")).record().status()).isEqualTo(RunStatus.EXITED);
+      assertThat(service.run(ACTOR, AgentGrant.EVERY, request("ok")).record().status())
+          .isEqualTo(RunStatus.EXITED);
     }
   }
 
@@ -252,7 +313,7 @@ class RunServiceTest {
     RunService service = service(4);
     backend.pooledProxy = "sb-abcdefghijklmnop";
 
-    String runId = runId(service.run(ACTOR, request("ok")));
+    String runId = runId(service.run(ACTOR, AgentGrant.EVERY, request("ok")));
 
     AuditRow started = audit(EventType.STARTED.wireName(), runId).get(0);
     assertThat(started.data().get("proxy_pool").asText()).isEqualTo("sb-abcdefghijklmnop");
@@ -262,7 +323,7 @@ class RunServiceTest {
   void aNormalExitIsRecordedAndTornDown() throws Exception {
     RunService service = service(4);
 
-    RunView view = service.run(ACTOR, request("ok"));
+    RunView view = service.run(ACTOR, AgentGrant.EVERY, request("ok"));
 
     String runId = runId(view);
     assertThat(view.record().status()).isEqualTo(RunStatus.EXITED);
@@ -290,7 +351,7 @@ class RunServiceTest {
 
   @Test
   void egressDecisionsBecomeAuditRows() throws Exception {
-    String runId = runId(service(4).run(ACTOR, request("egress")));
+    String runId = runId(service(4).run(ACTOR, AgentGrant.EVERY, request("egress")));
 
     assertThat(audit("agent_sandbox.egress", runId))
         .extracting(AuditRow::type)
@@ -299,7 +360,7 @@ class RunServiceTest {
 
   @Test
   void aFailedLaunchIsRecordedAndLeavesNothing() throws Exception {
-    String runId = runId(service(4).run(ACTOR, request("nolaunch")));
+    String runId = runId(service(4).run(ACTOR, AgentGrant.EVERY, request("nolaunch")));
 
     assertThat(stored(runId).status()).isEqualTo(RunStatus.FAILED);
     AuditRow failure = audit(EventType.FAILURE.wireName(), runId).get(0);
@@ -315,7 +376,7 @@ class RunServiceTest {
 
   @Test
   void aRuntimeMismatchIsAFailureWithItsOwnReasonAndAuditRow() throws Exception {
-    String runId = runId(service(4).run(ACTOR, request("mismatch")));
+    String runId = runId(service(4).run(ACTOR, AgentGrant.EVERY, request("mismatch")));
 
     RunRecord record = stored(runId);
     assertThat(record.status()).isEqualTo(RunStatus.FAILED);
@@ -329,7 +390,7 @@ class RunServiceTest {
 
   @Test
   void aDeadProxyIsAFailureWithItsOwnReasonAndAuditRow() throws Exception {
-    String runId = runId(service(4).run(ACTOR, request("proxydies")));
+    String runId = runId(service(4).run(ACTOR, AgentGrant.EVERY, request("proxydies")));
 
     RunRecord record = stored(runId);
     assertThat(record.status()).isEqualTo(RunStatus.FAILED);
@@ -343,7 +404,7 @@ class RunServiceTest {
 
   @Test
   void aWorkloadLostWhileAwaitedIsFailedAndTornDown() throws Exception {
-    String runId = runId(service(4).run(ACTOR, request("lost")));
+    String runId = runId(service(4).run(ACTOR, AgentGrant.EVERY, request("lost")));
 
     assertThat(stored(runId).status()).isEqualTo(RunStatus.FAILED);
     assertThat(audit(EventType.FAILURE.wireName(), runId).get(0).data().get("stage").asText())
@@ -365,7 +426,7 @@ class RunServiceTest {
                 Clock.offset(Clock.systemUTC(), Duration.ofSeconds(1))));
     backend = ahead;
 
-    String runId = runId(service(4, ahead).run(ACTOR, request("hangs")));
+    String runId = runId(service(4, ahead).run(ACTOR, AgentGrant.EVERY, request("hangs")));
 
     assertThat(stored(runId).status()).isEqualTo(RunStatus.DEADLINE);
     assertThat(stored(runId).endReason()).isEqualTo("deadline");
@@ -379,7 +440,7 @@ class RunServiceTest {
   @Test
   void aKillEndsARunAndTearsItDown() throws Exception {
     RunService service = service(4);
-    String runId = service.start(ACTOR, request("hangs"));
+    String runId = service.start(ACTOR, AgentGrant.EVERY, request("hangs"));
     assertThat(backend.awaitStarted(runId, WAIT)).isTrue();
 
     assertThat(service.kill(ACTOR, runId)).isTrue();
@@ -398,7 +459,7 @@ class RunServiceTest {
   @Test
   void aFailedTeardownIsReportedAndTheReaperRemovesTheRest() throws Exception {
     RunService service = service(4);
-    String runId = runId(service.run(ACTOR, request("sticky")));
+    String runId = runId(service.run(ACTOR, AgentGrant.EVERY, request("sticky")));
 
     AuditRow teardown = awaitTornDown(runId);
     assertThat(teardown.data().get("removed").asBoolean()).isFalse();
@@ -426,7 +487,9 @@ class RunServiceTest {
     try {
       // Bounded: a response that waited for the removal would wait for the held teardown.
       RunView view =
-          executor.submit(() -> service.run(ACTOR, request("ok"))).get(10, TimeUnit.SECONDS);
+          executor
+              .submit(() -> service.run(ACTOR, AgentGrant.EVERY, request("ok")))
+              .get(10, TimeUnit.SECONDS);
 
       String runId = runId(view);
       // The result is whole: status, exit status, output, the run's row and its audit rows.
@@ -446,7 +509,7 @@ class RunServiceTest {
       assertThat(backend.resources()).containsExactly(runId);
       assertThat(service.kill(ACTOR, runId)).isFalse();
       assertThat(audit(EventType.KILL.wireName(), runId)).isEmpty();
-      assertThatThrownBy(() -> service.start(ACTOR, request("ok")))
+      assertThatThrownBy(() -> service.start(ACTOR, AgentGrant.EVERY, request("ok")))
           .isInstanceOfSatisfying(
               RunRefusedException.class,
               e -> assertThat(e.refusal()).isEqualTo(Refusal.TOO_MANY_RUNS));
@@ -472,7 +535,7 @@ class RunServiceTest {
     RunService service = service(4);
     backend.holdTeardowns();
     try {
-      String runId = runId(service.run(ACTOR, request("ok")));
+      String runId = runId(service.run(ACTOR, AgentGrant.EVERY, request("ok")));
       Future<?> shutdown =
           executor.submit(
               () -> {
@@ -497,7 +560,7 @@ class RunServiceTest {
   @Test
   void theReaperSparesLiveRunsAndUnknownUnexpiredOnes() throws Exception {
     RunService service = service(4);
-    String live = service.start(ACTOR, request("hangs"));
+    String live = service.start(ACTOR, AgentGrant.EVERY, request("hangs"));
     assertThat(backend.awaitStarted(live, WAIT)).isTrue();
     backend.leave("otherplane", Instant.now().plus(Duration.ofHours(1)));
     backend.leave("expired", Instant.now().minus(Duration.ofMinutes(1)));
@@ -516,7 +579,7 @@ class RunServiceTest {
   @Test
   void recoverMarksRunsALostControlPlaneLeftLiveAsFailed() throws Exception {
     RunService before = service(4);
-    String runId = before.start(ACTOR, request("hangs"));
+    String runId = before.start(ACTOR, AgentGrant.EVERY, request("hangs"));
     assertThat(backend.awaitStarted(runId, WAIT)).isTrue();
     assertThat(stored(runId).status()).isEqualTo(RunStatus.RUNNING);
 

@@ -9,6 +9,7 @@ import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.AgentSettings;
 import dev.agentsandbox.policy.config.Backend;
 import dev.agentsandbox.policy.config.EgressPolicy;
@@ -183,7 +184,7 @@ class WarmPoolTest {
     RunService service = filled(8, 2);
     Set<String> prepared = backend.prepared().keySet();
 
-    RunView view = service.run(ACTOR, request("ok"));
+    RunView view = service.run(ACTOR, AgentGrant.EVERY, request("ok"));
 
     String runId = view.record().runId();
     assertThat(view.record().status()).isEqualTo(RunStatus.EXITED);
@@ -210,7 +211,7 @@ class WarmPoolTest {
             callers.submit(
                 () -> {
                   gate.await();
-                  return service.start(ACTOR, request("hangs"));
+                  return service.start(ACTOR, AgentGrant.EVERY, request("hangs"));
                 }));
       }
       gate.countDown();
@@ -245,7 +246,7 @@ class WarmPoolTest {
 
     // Tightened, and no maintenance pass has run since: the next run must not get the old policy.
     config = config(2, "api.vendor.com");
-    RunView view = service.run(ACTOR, request("ok"));
+    RunView view = service.run(ACTOR, AgentGrant.EVERY, request("ok"));
 
     String runId = view.record().runId();
     RunSpec ran = backend.launched(runId);
@@ -258,7 +259,7 @@ class WarmPoolTest {
     // The pool refills under the new policy, and the next run is warm again.
     service.maintainWarmPool();
     awaitReady(service, 2);
-    String next = service.run(ACTOR, request("ok")).record().runId();
+    String next = service.run(ACTOR, AgentGrant.EVERY, request("ok")).record().runId();
     assertThat(launchRow(next).data().get("warm").asBoolean()).isTrue();
     assertThat(backend.launched(next).egress().effective().asStrings())
         .containsExactly("api.vendor.com");
@@ -284,7 +285,7 @@ class WarmPoolTest {
 
     now.set(now.get().plus(Duration.ofMinutes(2)));
     // Taken before any maintenance pass: an expired sandbox is not handed over.
-    String runId = service.run(ACTOR, request("ok")).record().runId();
+    String runId = service.run(ACTOR, AgentGrant.EVERY, request("ok")).record().runId();
     assertThat(stale).doesNotContain(runId);
     assertThat(launchRow(runId).data().get("warm").asBoolean()).isFalse();
     await().atMost(WAIT).until(() -> backend.resources().stream().noneMatch(stale::contains));
@@ -297,12 +298,15 @@ class WarmPoolTest {
     assertThat(service.liveCount()).isEqualTo(2);
 
     // Every slot is held by a warm sandbox: a run that cannot use one is refused, not squeezed in.
-    assertThatThrownBy(() -> service.start(ACTOR, new RunRequest("other", List.of("ok"), Map.of())))
+    assertThatThrownBy(
+            () ->
+                service.start(
+                    ACTOR, AgentGrant.EVERY, new RunRequest("other", List.of("ok"), Map.of())))
         .isInstanceOfSatisfying(
             RunRefusedException.class,
             e -> assertThat(e.refusal()).isEqualTo(Refusal.TOO_MANY_RUNS));
     // A run of the agent takes a warm sandbox and its slot.
-    String runId = service.start(ACTOR, request("hangs"));
+    String runId = service.start(ACTOR, AgentGrant.EVERY, request("hangs"));
     assertThat(launchRow(runId).data().get("warm").asBoolean()).isTrue();
     assertThat(service.liveCount()).isEqualTo(2);
     service.kill(ACTOR, runId);
@@ -314,7 +318,10 @@ class WarmPoolTest {
 
     String runId =
         service
-            .run(ACTOR, new RunRequest(AGENT, List.of("ok"), Map.of(), Map.of("owner", "alice")))
+            .run(
+                ACTOR,
+                AgentGrant.EVERY,
+                new RunRequest(AGENT, List.of("ok"), Map.of(), Map.of("owner", "alice")))
             .record()
             .runId();
 

@@ -3,6 +3,7 @@ package dev.agentsandbox.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.BackendSelector;
+import dev.agentsandbox.mcp.McpHttpHandler;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
 import dev.agentsandbox.runs.ArtifactRetention;
@@ -27,6 +28,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -135,11 +137,13 @@ public final class AgentSandboxServer implements AutoCloseable {
                 new dev.agentsandbox.server.run.ArtifactEndpoints(
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
                 new dev.agentsandbox.server.run.TimelineEndpoints(runs, mapper),
-                new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper)));
+                new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper),
+                new TokenEndpoint(mapper)));
     ApiHandler handler =
         new ApiHandler(
             router,
             new Authenticator(store.tokens()),
+            new dev.agentsandbox.server.run.AgentRunGuard(runs),
             new ErrorMapper(mapper),
             metrics,
             mapper,
@@ -163,6 +167,9 @@ public final class AgentSandboxServer implements AutoCloseable {
     ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     http.setExecutor(executor);
     http.createContext("/", handler);
+    // The MCP tools call this API with the caller's own token, so every check of the API applies
+    // to them as it does to any client (docs/mcp.md).
+    http.createContext(McpHttpHandler.PATH, new McpHttpHandler(selfAddress(http.getAddress())));
     int recovered = runs.recover();
     if (recovered > 0) {
       LOG.warn(
@@ -223,6 +230,18 @@ public final class AgentSandboxServer implements AutoCloseable {
   /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
   List<Route> routes() {
     return router.routes();
+  }
+
+  /** Where this process reaches its own API: the bound address, or loopback for a wildcard. */
+  private static URI selfAddress(InetSocketAddress bound) {
+    String host =
+        bound.getAddress() == null || bound.getAddress().isAnyLocalAddress()
+            ? "127.0.0.1"
+            : bound.getAddress().getHostAddress();
+    if (host.indexOf(':') >= 0) {
+      host = "[" + host + "]";
+    }
+    return URI.create("http://" + host + ":" + bound.getPort());
   }
 
   /** The address actually bound (with the real port when 0 was asked for). */

@@ -14,6 +14,11 @@ import java.util.List;
  * The one route table: every endpoint with its method, path, the scope it needs (none for health,
  * metrics and the OpenAPI document) and what answers. A new endpoint is one line here and an
  * operation in {@code openapi.json}; the tests fail until both agree.
+ *
+ * <p>A path segment {@code {id}} is always a run id: {@code ApiHandler} passes every such route
+ * through the {@code RunGuard} before its handler, so a token limited to agents never reaches a run
+ * of another agent (docs/architecture.md invariant 13), and {@code AgentScopeTest} walks this table
+ * to prove it for each route.
  */
 final class ApiRoutes {
   /** The agent sandbox feature: its configuration, and below it plan, run and runs. */
@@ -36,7 +41,8 @@ final class ApiRoutes {
       ConsoleAssets console,
       ArtifactEndpoints artifacts,
       TimelineEndpoints timelines,
-      JwksEndpoint jwks) {
+      JwksEndpoint jwks,
+      TokenEndpoint token) {
     return List.of(
         new Route("GET", "/", null, console::page),
         new Route("GET", "/console/{name}", null, console::asset),
@@ -62,6 +68,7 @@ final class ApiRoutes {
         new Route("GET", RUNS + "/{id}/artifacts", Scopes.READ, artifacts::list),
         new Route("GET", RUNS + "/{id}/artifacts/file", Scopes.READ, artifacts::download),
         new Route("GET", RUNS + "/{id}/timeline", Scopes.READ, timelines::timeline),
-        new Route("GET", FEATURE + "/credentials/jwks", null, jwks::keys));
+        new Route("GET", FEATURE + "/credentials/jwks", null, jwks::keys),
+        new Route("GET", TokenEndpoint.PATH, Scopes.ANY_TOKEN, token::self));
   }
 }

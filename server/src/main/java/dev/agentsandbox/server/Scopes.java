@@ -27,5 +27,23 @@ public final class Scopes {
       Collections.unmodifiableSet(
           new LinkedHashSet<>(List.of(READ, CONFIGURE, RUN, AUDIT_READ, GOVERNANCE_WEAKEN)));
 
+  /**
+   * The scopes a token limited to agents may hold: reading and running, which the API cuts to its
+   * agents. The others are instance-wide (the whole configuration, the whole audit log) and would
+   * show or change other agents' settings (docs/architecture.md invariant 13).
+   */
+  public static final Set<String> AGENT_SCOPED = Set.of(READ, RUN);
+
+  /**
+   * The route "scope" of an endpoint that needs a valid token and no scope: who the token is. It is
+   * no grantable scope (a scope cannot be {@code *}).
+   */
+  public static final String ANY_TOKEN = "*";
+
+  /** The scopes of {@code scopes} that a token limited to agents may not hold, in order. */
+  public static List<String> instanceWide(Set<String> scopes) {
+    return scopes.stream().filter(scope -> !AGENT_SCOPED.contains(scope)).sorted().toList();
+  }
+
   private Scopes() {}
 }

@@ -13,8 +13,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /** Runs, one row each, inserted when planned and updated as they progress. Thread-safe. */
 public final class RunRepository {
@@ -157,15 +159,30 @@ public final class RunRepository {
    */
   public List<RunRecord> recent(
       String agent, RunStatus status, Instant since, Map<String, String> labels, int limit) {
+    return recentAmong(agent == null ? null : Set.of(agent), status, since, labels, limit);
+  }
+
+  /**
+   * The newest {@code limit} (at most 1000) runs of any of {@code agents} that match every other
+   * filter, newest first.
+   *
+   * @param agents only these agents' runs (an empty set matches none), or null for all
+   */
+  public List<RunRecord> recentAmong(
+      Set<String> agents, RunStatus status, Instant since, Map<String, String> labels, int limit) {
     Objects.requireNonNull(labels, "labels");
     if (limit < 1) {
       throw new IllegalArgumentException("recent runs limit must be at least 1, got " + limit);
     }
+    if (agents != null && agents.isEmpty()) {
+      return List.of();
+    }
     List<String> where = new ArrayList<>();
     List<Object> parameters = new ArrayList<>();
-    if (agent != null) {
-      where.add("agent = ?");
-      parameters.add(agent);
+    if (agents != null) {
+      List<String> sorted = new ArrayList<>(new TreeSet<>(agents));
+      where.add("agent IN (" + String.join(", ", sorted.stream().map(a -> "?").toList()) + ")");
+      parameters.addAll(sorted);
     }
     if (status != null) {
       where.add("status = ?");

@@ -1,5 +1,6 @@
 package dev.agentsandbox.store;
 
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.store.internal.AuditHash;
 import dev.agentsandbox.store.internal.Columns;
 import dev.agentsandbox.store.internal.Database;
@@ -41,7 +42,8 @@ public final class TokenStore {
   private static final int SECRET_BYTES = 32;
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._@-]{0,99}");
   private static final Pattern SCOPE = Pattern.compile("[a-z][a-z0-9_.]{0,99}");
-  private static final String COLUMNS = "name, scopes, created_at_ms, expires_at_ms, revoked_at_ms";
+  private static final String COLUMNS =
+      "name, scopes, agents, created_at_ms, expires_at_ms, revoked_at_ms";
 
   private final Database database;
   private final AuditLog audit;
@@ -81,8 +83,23 @@ public final class TokenStore {
    * @throws TokenNameTakenException when an unrevoked, unexpired token already has {@code name}
    */
   public IssuedToken create(String name, Set<String> scopes, Instant expiresAt, String actor) {
+    return create(name, scopes, AgentGrant.EVERY, expiresAt, actor);
+  }
+
+  /**
+   * Creates a token that may see and touch only the agents {@code agents} grants, and appends
+   * {@link TokenAudit#CREATE} (its name, scopes, agents and expiry, never the secret) in the same
+   * transaction: both or neither. Which scopes a limited token may hold is the caller's rule (the
+   * server's {@code Scopes}); the store keeps what it is given.
+   *
+   * @param actor who asked (the API token's name, or the CLI's {@code cli:USER}); null for no row
+   * @throws TokenNameTakenException when an unrevoked, unexpired token already has {@code name}
+   */
+  public IssuedToken create(
+      String name, Set<String> scopes, AgentGrant agents, Instant expiresAt, String actor) {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(scopes, "scopes");
+    Objects.requireNonNull(agents, "agents");
     if (!NAME.matcher(name).matches()) {
       throw new IllegalArgumentException(
           "token name "
@@ -113,9 +130,9 @@ public final class TokenStore {
           "create token " + name,
           c -> {
             retireExpired(c, name, now);
-            insert(c, name, AuditHash.sha256Hex(secret), scopes, now, expiresAt);
+            insert(c, name, AuditHash.sha256Hex(secret), scopes, agents, now, expiresAt);
             if (actor != null) {
-              audit.append(c, TokenAudit.created(actor, name, scopes, expiresAt));
+              audit.append(c, TokenAudit.created(actor, name, scopes, agents, expiresAt));
             }
             return null;
           });
@@ -274,18 +291,20 @@ public final class TokenStore {
       String name,
       String secretHash,
       Set<String> scopes,
+      AgentGrant agents,
       Instant now,
       Instant expiresAt)
       throws SQLException {
     try (PreparedStatement statement =
         connection.prepareStatement(
-            "INSERT INTO api_token (name, secret_hash, scopes, created_at_ms, expires_at_ms)"
-                + " VALUES (?, ?, ?, ?, ?)")) {
+            "INSERT INTO api_token (name, secret_hash, scopes, agents, created_at_ms,"
+                + " expires_at_ms) VALUES (?, ?, ?, ?, ?, ?)")) {
       statement.setString(1, name);
       statement.setString(2, secretHash);
       statement.setString(3, String.join(" ", new TreeSet<>(scopes)));
-      Columns.setMillis(statement, 4, now);
-      Columns.setMillis(statement, 5, expiresAt);
+      statement.setString(4, agents.storedForm());
+      Columns.setMillis(statement, 5, now);
+      Columns.setMillis(statement, 6, expiresAt);
       statement.executeUpdate();
     }
   }
@@ -295,6 +314,7 @@ public final class TokenStore {
     return new TokenInfo(
         rows.getString("name"),
         scopes.isEmpty() ? Set.of() : Set.of(scopes.split(" ")),
+        AgentGrant.fromStoredForm(rows.getString("agents")),
         Columns.instant(rows, "created_at_ms"),
         Columns.instant(rows, "expires_at_ms"),
         Columns.instant(rows, "revoked_at_ms"));

@@ -7,6 +7,7 @@ import static org.assertj.core.groups.Tuple.tuple;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** Run records: insert, update through their states, list active and recent. Both dialects. */
@@ -160,6 +161,16 @@ abstract class RunRepositoryContract extends StoreTestBase {
         .extracting(RunRecord::runId)
         .containsExactly("run-4");
     assertThat(store.runs().recent("nobody", null, null, 10)).isEmpty();
+    // A token limited to agents lists only theirs, the limit counting only theirs.
+    assertThat(store.runs().recentAmong(Set.of("builder", "nobody"), null, null, Map.of(), 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-5");
+    assertThat(store.runs().recentAmong(Set.of("helper", "builder"), null, null, Map.of(), 2))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-5", "run-4");
+    assertThat(store.runs().recentAmong(Set.of(), null, null, Map.of(), 10))
+        .as("no agents match no runs")
+        .isEmpty();
   }
 
   @Test

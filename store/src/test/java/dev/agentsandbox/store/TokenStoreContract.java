@@ -3,6 +3,7 @@ package dev.agentsandbox.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.store.internal.AuditHash;
 import java.time.Duration;
 import java.util.List;
@@ -57,7 +58,7 @@ abstract class TokenStoreContract extends StoreTestBase {
     assertThat(rows).extracting(AuditRow::actor).containsExactly("cli:alice", "cli:bob");
     assertThat(rows.get(0).data().toString())
         .isEqualTo(
-            "{\"expires_at\":\""
+            "{\"agents\":null,\"expires_at\":\""
                 + expiry
                 + "\",\"name\":\"ci\",\"scopes\":[\"agent_sandbox.read\",\"audit.read\"]}");
     assertThat(rows.get(1).data().path("name").asText()).isEqualTo("ci");
@@ -67,6 +68,34 @@ abstract class TokenStoreContract extends StoreTestBase {
         .doesNotContain(issued.secret().substring(TokenStore.SECRET_PREFIX.length()))
         .doesNotContain(AuditHash.sha256Hex(issued.secret()));
     assertThat(store.audit().verify().ok()).isTrue();
+  }
+
+  @Test
+  void aTokenLimitedToAgentsKeepsThemAndItsRowsNameThem() {
+    AgentGrant grant = AgentGrant.only(List.of("planner", "helper"));
+    IssuedToken issued =
+        store.tokens().create("team-a", Set.of("agent_sandbox.run"), grant, null, "cli:alice");
+
+    TokenInfo info = store.tokens().authenticate(issued.secret()).orElseThrow();
+    assertThat(info.agents()).isEqualTo(grant);
+    assertThat(info.agents().named()).containsExactly("helper", "planner");
+    assertThat(store.tokens().list())
+        .filteredOn(t -> t.name().equals("team-a"))
+        .singleElement()
+        .extracting(TokenInfo::agents)
+        .isEqualTo(grant);
+    assertThat(store.tokens().create("every", SCOPES, null).secret())
+        .satisfies(
+            secret ->
+                assertThat(store.tokens().authenticate(secret).orElseThrow().agents())
+                    .isEqualTo(AgentGrant.EVERY));
+
+    assertThat(store.tokens().revoke("team-a", "cli:bob")).isTrue();
+    List<AuditRow> rows =
+        store.audit().query(new AuditQuery("agent_sandbox.token", null, null, null, null, 10));
+    assertThat(rows)
+        .extracting(r -> r.data().path("agents").toString())
+        .containsExactly("[\"helper\",\"planner\"]", "[\"helper\",\"planner\"]");
   }
 
   @Test

@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -23,6 +24,7 @@ import java.util.TreeMap;
  * @param labels the run's labels
  * @param runtime the OCI runtime ({@code runsc}, {@code runc})
  * @param network the network it is created on
+ * @param address its fixed IPv4 address on that network; empty: the next free one, as Docker picks
  * @param tmpfs writable tmpfs mounts, path to mount options
  * @param mounts the run's own volumes mounted into it
  * @param memoryBytes the memory cap, swap included
@@ -40,6 +42,7 @@ record ContainerSpec(
     Map<String, String> labels,
     String runtime,
     String network,
+    Optional<String> address,
     Map<String, String> tmpfs,
     List<VolumeSpec.Mount> mounts,
     long memoryBytes,
@@ -65,6 +68,7 @@ record ContainerSpec(
     labels = Map.copyOf(labels);
     Objects.requireNonNull(runtime, "runtime");
     Objects.requireNonNull(network, "network");
+    Objects.requireNonNull(address, "address");
     tmpfs = Map.copyOf(tmpfs);
     mounts = List.copyOf(mounts);
   }
@@ -74,28 +78,6 @@ record ContainerSpec(
     List<String> list = new ArrayList<>();
     env.forEach((k, v) -> list.add(k + "=" + v));
     return list;
-  }
-
-  /** The same container with one more environment variable (values known only at launch). */
-  ContainerSpec withEnv(String key, String value) {
-    Map<String, String> more = new LinkedHashMap<>(env);
-    more.put(key, value);
-    return new ContainerSpec(
-        name,
-        image,
-        entrypoint,
-        command,
-        more,
-        secretEnvKeys,
-        user,
-        labels,
-        runtime,
-        network,
-        tmpfs,
-        mounts,
-        memoryBytes,
-        nanoCpus,
-        pidsLimit);
   }
 
   /** The create request's body; secret environment values are shown as {@code <redacted>}. */
@@ -128,6 +110,13 @@ record ContainerSpec(
     body.put("User", user);
     body.put("Labels", new TreeMap<>(labels));
     body.put("HostConfig", host);
+    address.ifPresent(
+        ip ->
+            body.put(
+                "NetworkingConfig",
+                Map.of(
+                    "EndpointsConfig",
+                    Map.of(network, Map.of("IPAMConfig", Map.of("IPv4Address", ip))))));
     return body;
   }
 }

@@ -2,7 +2,6 @@ package dev.agentsandbox.backend.docker;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.Info;
-import com.github.dockerjava.api.model.Network;
 import com.github.dockerjava.api.model.RuntimeInfo;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.PreparedSandbox;
@@ -14,7 +13,6 @@ import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
-import dev.agentsandbox.policy.net.Cidr;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,13 +43,18 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
   private final DockerReaper reaper;
   private final SubnetAllocator subnets;
   private final ProxyPool<ProxyStandby> pool;
+  private final SandboxLauncher launcher;
+  private final DockerSettings settings;
 
   /** A standby no run took within this long is destroyed and replaced. */
   public static final Duration PROXY_POOL_MAX_IDLE = Duration.ofMinutes(10);
 
   /**
-   * Creates the backend; with {@link DockerBackendConfig#proxyPoolSize} above 0 it starts filling
-   * its proxy pool in the background at once. {@link #close} drains it.
+   * Creates the backend; with a proxy pool (a size above 0, or an automatic one) it starts filling
+   * it in the background at once. {@link #close} drains it.
+   *
+   * @param client a client {@link DockerClients} built: the backend reads runs' outputs through its
+   *     HTTP transport ({@link OutputArchive} says why)
    */
   public DockerBackend(DockerClient client, DockerBackendConfig config) {
     this(client, config, PROXY_POOL_MAX_IDLE, standbyLabelLifetime(PROXY_POOL_MAX_IDLE));
@@ -78,29 +81,38 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     this.client = Objects.requireNonNull(client, "client");
     this.config = Objects.requireNonNull(config, "config");
     this.reaper = new DockerReaper(client, config.instance());
-    this.subnets =
-        config
-            .subnetPool()
-            .map(pool -> new SubnetAllocator(pool, this::daemonSubnets, Clock.systemUTC()))
-            .orElse(null);
     Clock clock = Clock.systemUTC();
+    this.settings = new DockerSettings(client, config);
+    this.subnets = new SubnetAllocator(settings::chooseSubnets, settings::daemonNetworks, clock);
+    java.util.function.Function<String, ProxyStandby> create =
+        id -> {
+          Instant now = clock.instant();
+          return ProxyStandby.create(
+              client,
+              config,
+              subnets,
+              id,
+              now,
+              now.plus(standbyLabelLifetime),
+              config.proxyReadyTimeout());
+        };
     this.pool =
-        new ProxyPool<>(
-            config.proxyPoolSize(),
-            poolMaxIdle,
-            clock,
-            id -> {
-              Instant now = clock.instant();
-              return ProxyStandby.create(
-                  client,
-                  config,
-                  subnets,
-                  id,
-                  now,
-                  now.plus(standbyLabelLifetime),
-                  config.proxyReadyTimeout());
-            });
+        config.proxyPoolSize().isPresent()
+            ? new ProxyPool<>(config.proxyPoolSize().getAsInt(), poolMaxIdle, clock, create)
+            : new ProxyPool<>(
+                PoolSize.learnt(settings::automaticPoolSize), poolMaxIdle, clock, create);
+    this.launcher = new SandboxLauncher(client, transport(client), config, subnets);
     pool.start();
+  }
+
+  private static com.github.dockerjava.transport.DockerHttpClient transport(DockerClient client) {
+    if (client instanceof com.github.dockerjava.core.DockerClientImpl impl) {
+      return impl.getHttpClient();
+    }
+    throw new IllegalArgumentException(
+        "the Docker backend needs a client built by DockerClients (a DockerClientImpl with its HTTP"
+            + " transport), not a "
+            + client.getClass().getName());
   }
 
   /**
@@ -132,39 +144,14 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     pool.close();
   }
 
-  /** The subnets of every network the daemon has, whoever created it. */
-  private List<Cidr> daemonSubnets() {
-    List<Cidr> found = new ArrayList<>();
-    try {
-      for (Network network : client.listNetworksCmd().exec()) {
-        Network.Ipam ipam = network.getIpam();
-        if (ipam == null || ipam.getConfig() == null) {
-          continue;
-        }
-        for (Network.Ipam.Config config : ipam.getConfig()) {
-          if (config.getSubnet() != null && !config.getSubnet().isBlank()) {
-            try {
-              found.add(Cidr.parse(config.getSubnet()));
-            } catch (IllegalArgumentException ignored) {
-              // Not a subnet this allocator could hand out anyway.
-            }
-          }
-        }
-      }
-    } catch (RuntimeException e) {
-      throw new UnableToLaunchSandboxException(
-          "listing the daemon's networks to pick free subnets from "
-              + config.subnetPool().orElseThrow().range()
-              + ": "
-              + DockerErrors.describe(e),
-          e);
-    }
-    return found;
+  /** How many subnet-pool blocks live sandboxes hold. */
+  int subnetsHeld() {
+    return subnets.held();
   }
 
-  /** How many subnet-pool blocks live sandboxes hold; 0 without a pool. */
-  int subnetsHeld() {
-    return subnets == null ? 0 : subnets.held();
+  /** The subnet pool runs take their blocks from, chosen now if it was not yet. */
+  SubnetPool subnetPool() {
+    return subnets.pool();
   }
 
   @Override
@@ -194,13 +181,14 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     Map<String, RuntimeInfo> runtimes = info.getRuntimes() == null ? Map.of() : info.getRuntimes();
     String found =
         "Docker " + info.getServerVersion() + ", runtimes " + new TreeSet<>(runtimes.keySet());
+    String settings = probedSettings(info);
     if (runtimes.containsKey(config.gvisorRuntime())) {
       return new Probe(
           NAME,
           true,
           Isolation.GVISOR,
           config.gvisorRuntime(),
-          found + ": workloads run under gVisor");
+          found + ": workloads run under gVisor; " + settings);
     }
     return new Probe(
         NAME,
@@ -210,7 +198,23 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
         found
             + ": no '"
             + config.gvisorRuntime()
-            + "' runtime, workloads share the host kernel (scripts/install-host.sh registers runsc)");
+            + "' runtime, workloads share the host kernel (scripts/install-host.sh registers runsc); "
+            + settings);
+  }
+
+  /**
+   * The subnets and proxy pool this backend runs with ({@link DockerSettings#describe}), chosen now
+   * when they are automatic and not chosen yet, for the probe's detail ({@code serve}'s start line
+   * and {@code GET .../backends}); a probe must answer whatever happens: when they cannot be chosen
+   * (no automatic range is free, the daemon stopped answering since the ping) the detail says why,
+   * in the words a launch would fail with.
+   */
+  private String probedSettings(Info info) {
+    try {
+      return settings.describe(subnets.pool(), pool, info);
+    } catch (RuntimeException e) {
+      return "subnets and proxy pool not chosen yet: " + DockerErrors.describe(e);
+    }
   }
 
   @Override
@@ -218,49 +222,19 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     Probe probe = probe();
     Isolation isolation = probe.available() ? probe.isolation() : Isolation.CONTAINER;
     String runtime = probe.available() ? probe.runtime() : "runc";
-    SandboxPlan plan = new RunLayout(spec, config, runtime).plan(isolation);
+    String range =
+        subnets
+            .poolIfChosen()
+            .map(p -> p.range().toString())
+            .orElse("a range chosen free in " + AutomaticSubnets.SPACE + " at the first launch");
+    SandboxPlan plan = new RunLayout(spec, config, runtime).plan(isolation, range);
     if (pool.size() == 0) {
       return plan;
     }
     List<dev.agentsandbox.backend.Manifest> manifests = new ArrayList<>();
-    manifests.add(proxyPoolManifest(spec));
+    manifests.add(PoolPlan.manifest(spec, pool.size(), config.proxyPort()));
     manifests.addAll(plan.manifests());
     return new SandboxPlan(plan.backend(), plan.runtime(), plan.isolation(), manifests);
-  }
-
-  /**
-   * What the plan says about the proxy pool: which of the objects below a standby provides when one
-   * is ready at launch, and how its proxy gets the run's policy.
-   */
-  private dev.agentsandbox.backend.Manifest proxyPoolManifest(RunSpec spec) {
-    String standby = "asb-" + ProxyPool.ID_PREFIX + "<id>";
-    Map<String, Object> body = new java.util.LinkedHashMap<>();
-    body.put("Size", pool.size());
-    body.put(
-        "WhenAStandbyIsReady",
-        List.of(
-            "volume " + RunLayout.workspaceName(spec.runId()) + " is " + standby + "-workspace",
-            "volume " + RunLayout.credentialsName(spec.runId()) + " is " + standby + "-credentials",
-            "network " + RunLayout.fenceName(spec.runId()) + " is " + standby + "-fence",
-            "network " + RunLayout.egressName(spec.runId()) + " is " + standby + "-egress",
-            "container "
-                + RunLayout.proxyName(spec.runId())
-                + " is "
-                + standby
-                + "-proxy, created before the run with OpenStdin and"
-                + " AGENT_SANDBOX_PROXY_AWAIT=0.0.0.0:"
-                + config.proxyPort()
-                + " instead of AGENT_SANDBOX_PROXY_POLICY, refusing every request until the"
-                + " value of AGENT_SANDBOX_PROXY_POLICY below is written to its standard input"
-                + " over the Engine API's attach",
-            "those objects carry the standby's labels (run-id "
-                + ProxyPool.ID_PREFIX
-                + "<id>, agent "
-                + ProxyStandby.AGENT_LABEL
-                + "), not the run's; the workload container and everything after the proxy are"
-                + " the run's own, as listed"));
-    body.put("Otherwise", "every object is created for the run, as listed");
-    return new dev.agentsandbox.backend.Manifest("proxy-pool", standby, body);
   }
 
   @Override
@@ -281,6 +255,7 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     Objects.requireNonNull(listener, "listener");
     refuseUnusable(spec, probe, runtime);
     Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
+    Instant hardDeadline = Instant.now().plus(ttl);
     // A run with labels of its own is built cold: they go on every object it has, and Docker
     // cannot add labels to a standby's objects that already exist.
     // So is a run that inspects hosts: its proxy's credentials and its trust volume are made with
@@ -291,40 +266,29 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
             : java.util.Optional.empty();
     if (standby.isPresent()) {
       ProxyStandby taken = standby.get();
-      DockerSandbox sandbox =
-          new DockerSandbox(
-              client,
+      SandboxLauncher.OnStandby outcome =
+          launcher.onStandby(
               RunLayout.pooled(spec, config, runtime, taken.id()),
-              spec.runId(),
-              runtime,
+              spec,
+              taken,
               listener,
-              Instant.now().plus(ttl),
-              subnets);
-      sandbox.afterTeardown(() -> pool.released(taken.id()));
-      try {
-        sandbox.startOnStandby(taken, config.proxyReadyTimeout());
-        return sandbox;
-      } catch (DockerSandbox.StandbyFailedException e) {
-        // The standby's proxy did not take the policy (gone, stopped): it is removed, and the
-        // run is built cold instead; nothing of the run had been created.
-        LOG.warn(
-            "run {}: proxy-pool standby {} failed, building the run cold: {}",
-            spec.runId(),
-            taken.id(),
-            e.getMessage());
+              hardDeadline,
+              () -> pool.released(taken.id()));
+      switch (outcome) {
+        case SandboxLauncher.OnStandby.Built built -> {
+          return built.sandbox();
+        }
+        case SandboxLauncher.OnStandby.Unusable unusable ->
+            // Nothing of the run had been created; the standby was removed with what it held.
+            LOG.warn(
+                "run {}: proxy-pool standby {} did not take the run's policy, building the run"
+                    + " cold: {}",
+                spec.runId(),
+                taken.id(),
+                unusable.why());
       }
     }
-    DockerSandbox sandbox =
-        new DockerSandbox(
-            client,
-            new RunLayout(spec, config, runtime),
-            spec.runId(),
-            runtime,
-            listener,
-            Instant.now().plus(ttl),
-            subnets);
-    sandbox.start(config.proxyReadyTimeout());
-    return sandbox;
+    return launcher.cold(new RunLayout(spec, config, runtime), spec, listener, hardDeadline);
   }
 
   /** Warm sandboxes: see {@link WarmDockerSandbox} and docs/backends/docker.md. */
@@ -372,16 +336,13 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     }
     HandOverListener listener = new HandOverListener();
     DockerSandbox sandbox =
-        new DockerSandbox(
-            client,
+        launcher.cold(
             RunLayout.warm(spec, config, runtime, sleepSeconds),
-            spec.runId(),
-            runtime,
+            spec,
             listener,
-            idleUntil.plus(ttl),
-            subnets);
-    sandbox.start(config.proxyReadyTimeout());
-    return new WarmDockerSandbox(client, sandbox, spec, config, runtime, entrypoint, listener);
+            idleUntil.plus(ttl));
+    return new WarmDockerSandbox(
+        client, launcher, sandbox, spec, config, runtime, entrypoint, listener);
   }
 
   private void refuseUnusable(RunSpec spec, Probe probe, String runtime) {

@@ -14,21 +14,18 @@ import com.github.dockerjava.api.model.Network;
 final class DockerCommands {
   private DockerCommands() {}
 
-  /**
-   * Creates the network, in {@code block} when not null (else where Docker's default address pools
-   * put it), and returns its id.
-   */
+  /** Creates the network in {@code block} and returns its id. */
   static String createNetwork(DockerClient client, NetworkSpec spec, SubnetAllocator.Block block) {
-    CreateNetworkCmd create = client.createNetworkCmd();
-    if (block != null) {
-      create.withIpam(
-          new Network.Ipam()
-              .withDriver("default")
-              .withConfig(
-                  new Network.Ipam.Config()
-                      .withSubnet(block.subnet())
-                      .withGateway(block.gateway())));
-    }
+    CreateNetworkCmd create =
+        client
+            .createNetworkCmd()
+            .withIpam(
+                new Network.Ipam()
+                    .withDriver("default")
+                    .withConfig(
+                        new Network.Ipam.Config()
+                            .withSubnet(block.subnet())
+                            .withGateway(block.gateway())));
     return create
         .withName(spec.name())
         .withDriver("bridge")
@@ -102,6 +99,8 @@ final class DockerCommands {
     if (!spec.entrypoint().isEmpty()) {
       create.withEntrypoint(spec.entrypoint());
     }
+    // The create call's NetworkingConfig: the endpoint on the network it is created on.
+    spec.address().ifPresent(create::withIpv4Address);
     if (openStdin) {
       create.withStdinOpen(true).withStdInOnce(true);
     }

@@ -28,6 +28,14 @@ final class DockerErrors {
     return text.length() > MAX ? text.substring(0, MAX) + "..." : text;
   }
 
+  /** An answer of the Engine API other than success, as {@code HTTP <status>: <its message>}. */
+  static String describeAnswer(int status, String body) {
+    Matcher m = DAEMON_MESSAGE.matcher(body);
+    String text = m.find() ? m.group(1).replace("\\\"", "\"") : body;
+    text = "HTTP " + status + ": " + text.replace('\n', ' ').strip();
+    return text.length() > MAX ? text.substring(0, MAX) + "..." : text;
+  }
+
   /** Whether the failure only says the thing is already gone or already in the wanted state. */
   static boolean alreadyDone(RuntimeException e) {
     if (e instanceof NotFoundException || e instanceof NotModifiedException) {

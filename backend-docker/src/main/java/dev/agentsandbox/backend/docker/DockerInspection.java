@@ -88,11 +88,34 @@ final class DockerInspection {
         base.labels(),
         base.runtime(),
         base.network(),
+        base.address(),
         base.tmpfs(),
         mounts,
         base.memoryBytes(),
         base.nanoCpus(),
         base.pidsLimit());
+  }
+
+  /**
+   * The trust files as a {@link Delivery} through the proxy's writable mount of the trust volume
+   * (the workload mounts it read-only): built once the workload container is created, since the
+   * image's own bundle is read from it, and before it starts.
+   *
+   * @throws dev.agentsandbox.backend.SandboxException when the proxy announced no CA certificate
+   */
+  static Delivery trustDelivery(
+      DockerClient client, String agentId, ProxyOutput proxyOutput, String step) {
+    String caPem =
+        proxyOutput
+            .caCertificate()
+            .orElseThrow(
+                () ->
+                    new dev.agentsandbox.backend.SandboxException(
+                        "the proxy inspects hosts but announced no CA certificate before its"
+                            + " ready line (is the proxy image older than inspection?"
+                            + " images/build.sh proxy builds it)"));
+    return new Delivery(
+        Delivery.Through.PROXY, PROXY_TRUST, trustArchive(client, agentId, caPem), step);
   }
 
   /** One 0400 file per credential, as a base64 tar the launcher extracts with busybox. */

@@ -11,28 +11,21 @@ import java.util.Objects;
  * @param internal whether Docker fences it off from everything outside itself
  * @param options bridge driver options
  * @param labels the run's labels
- * @param pool the operator's subnet pool the network's block comes from at launch, or null for
- *     Docker's default address pools
  */
 record NetworkSpec(
-    String name,
-    boolean internal,
-    Map<String, String> options,
-    Map<String, String> labels,
-    SubnetPool pool) {
+    String name, boolean internal, Map<String, String> options, Map<String, String> labels) {
   NetworkSpec {
     Objects.requireNonNull(name, "name");
     options = Map.copyOf(options);
     labels = Map.copyOf(labels);
   }
 
-  NetworkSpec(
-      String name, boolean internal, Map<String, String> options, Map<String, String> labels) {
-    this(name, internal, options, labels, null);
-  }
-
-  /** The request body, as the Engine API spells it. */
-  Map<String, Object> body() {
+  /**
+   * The request body, as the Engine API spells it, with its IPAM config: {@code subnet} and {@code
+   * gateway} as a launch gives them ({@link DockerCommands#createNetwork}), or as a plan describes
+   * them.
+   */
+  Map<String, Object> body(String subnet, String gateway) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("Name", name);
     body.put("Driver", "bridge");
@@ -41,13 +34,10 @@ record NetworkSpec(
     body.put("Attachable", false);
     body.put("Options", new java.util.TreeMap<>(options));
     body.put("Labels", new java.util.TreeMap<>(labels));
-    if (pool != null) {
-      // The block is taken at launch; a plan names where it comes from.
-      Map<String, Object> config = new LinkedHashMap<>();
-      config.put("Subnet", "<a free /" + pool.blockPrefix() + " of " + pool.range() + ">");
-      config.put("Gateway", "<its first address>");
-      body.put("IPAM", Map.of("Driver", "default", "Config", java.util.List.of(config)));
-    }
+    Map<String, Object> config = new LinkedHashMap<>();
+    config.put("Subnet", subnet);
+    config.put("Gateway", gateway);
+    body.put("IPAM", Map.of("Driver", "default", "Config", java.util.List.of(config)));
     return body;
   }
 }

@@ -62,7 +62,7 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
     void destroy();
   }
 
-  private final int size;
+  private final PoolSize size;
   private final Duration maxIdle;
   private final Clock clock;
   private final Function<String, S> create;
@@ -83,10 +83,10 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
    *     pool's own thread, one at a time
    */
   ProxyPool(int size, Duration maxIdle, Clock clock, Function<String, S> create) {
-    if (size < 0 || size > MAX_SIZE) {
-      throw new IllegalArgumentException(
-          "the proxy pool's size must be 0 (off) to " + MAX_SIZE + ": " + size);
-    }
+    this(PoolSize.fixed(size), maxIdle, clock, create);
+  }
+
+  ProxyPool(PoolSize size, Duration maxIdle, Clock clock, Function<String, S> create) {
     this.size = size;
     this.maxIdle = maxIdle;
     this.clock = clock;
@@ -107,7 +107,13 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
     return id.startsWith(ID_PREFIX);
   }
 
+  /** The pool's size; 0 while an automatic size is not known yet. */
   int size() {
+    return size.current();
+  }
+
+  /** How the size is known: given, or learnt ({@link PoolSize#resolve()} learns it now). */
+  PoolSize sizing() {
     return size;
   }
 
@@ -115,7 +121,7 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
   void start() {
     lock.lock();
     try {
-      if (size == 0 || worker != null || closed) {
+      if ((size.known() && size.current() == 0) || worker != null || closed) {
         return;
       }
       worker =
@@ -220,12 +226,7 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
    */
   Map<String, Long> counts() {
     Map<String, Long> counts = new LinkedHashMap<>();
-    lock.lock();
-    try {
-      counts.put("ready", (long) ready.size());
-    } finally {
-      lock.unlock();
-    }
+    counts.put("ready", (long) readyIds().size());
     counts.put("created", created.get());
     counts.put("taken", taken.get());
     counts.put("failed", failed.get());
@@ -255,7 +256,7 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
             }
             return false;
           });
-      if (closed || ready.size() + creating.size() >= size) {
+      if (closed || ready.size() + creating.size() >= size.current()) {
         id = null;
       } else {
         id = newId();
@@ -324,8 +325,12 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
     while (true) {
       boolean ok;
       try {
+        if (size.resolve() == 0) {
+          return;
+        }
         ok = fillOnce();
       } catch (RuntimeException e) {
+        // Counted as a failed creation when it was one (fillOnce); logged and retried either way.
         LOG.warn("proxy pool: upkeep failed: {}", e.getMessage());
         ok = false;
       }
@@ -336,13 +341,10 @@ final class ProxyPool<S extends ProxyPool.Standby> implements AutoCloseable {
         }
         if (!ok) {
           changed.await(backoff.toMillis(), TimeUnit.MILLISECONDS);
-          backoff =
-              backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0
-                  ? MAX_BACKOFF
-                  : backoff.multipliedBy(2);
+          backoff = java.util.Collections.min(List.of(backoff.multipliedBy(2), MAX_BACKOFF));
         } else {
           backoff = FIRST_BACKOFF;
-          if (ready.size() + creating.size() >= size) {
+          if (ready.size() + creating.size() >= size.current()) {
             // Woken by a take; else once a second, to expire old standbys.
             changed.await(1, TimeUnit.SECONDS);
           }

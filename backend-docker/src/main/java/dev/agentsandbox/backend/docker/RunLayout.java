@@ -10,19 +10,14 @@ import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.config.ProxyPolicy;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
 /**
  * The Docker objects of one run, derived from its spec alone: the fenced private network, the
@@ -31,7 +26,10 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * launch both read them from here, so what a plan shows is what a launch creates.
  */
 final class RunLayout {
-  /** Stands for the proxy's address on the private network, which Docker assigns at launch. */
+  /**
+   * Stands for the proxy's address on the private network: the address after the gateway of the
+   * fence network's block, known once the block is taken at launch.
+   */
   static final String PROXY_ADDRESS_PLACEHOLDER = "<proxy-ip>";
 
   /**
@@ -119,6 +117,11 @@ final class RunLayout {
    */
   static RunLayout pooled(
       RunSpec spec, DockerBackendConfig config, String runtime, String standbyId) {
+    if (!spec.egress().inspect().isEmpty()) {
+      // A standby's proxy has neither the run's injected credentials nor its trust volume.
+      throw new IllegalArgumentException(
+          "run " + spec.runId() + " inspects hosts: it is built cold, never on a standby");
+    }
     return new RunLayout(spec, config, runtime, java.util.OptionalLong.empty(), standbyId);
   }
 
@@ -131,9 +134,9 @@ final class RunLayout {
     return new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idle), spec.runId());
   }
 
-  /** Whether the volumes, networks and proxy come from a proxy-pool standby. */
-  boolean pooled() {
-    return !objectsId.equals(spec.runId());
+  /** The OCI runtime the workload runs under. */
+  String runtime() {
+    return runtime;
   }
 
   String fenceName() {
@@ -221,43 +224,79 @@ final class RunLayout {
   }
 
   NetworkSpec fence() {
-    return fence(config, objectsId, labels());
+    return fence(objectsId, labels());
   }
 
-  static NetworkSpec fence(DockerBackendConfig config, String id, Map<String, String> labels) {
-    return new NetworkSpec(
-        fenceName(id), true, FENCE_OPTIONS, labels, config.subnetPool().orElse(null));
+  static NetworkSpec fence(String id, Map<String, String> labels) {
+    return new NetworkSpec(fenceName(id), true, FENCE_OPTIONS, labels);
   }
 
   NetworkSpec egress() {
-    return egress(config, objectsId, labels());
+    return egress(objectsId, labels());
   }
 
-  static NetworkSpec egress(DockerBackendConfig config, String id, Map<String, String> labels) {
-    return new NetworkSpec(
-        egressName(id), false, EGRESS_OPTIONS, labels, config.subnetPool().orElse(null));
+  static NetworkSpec egress(String id, Map<String, String> labels) {
+    return new NetworkSpec(egressName(id), false, EGRESS_OPTIONS, labels);
   }
 
-  /** The proxy container: trusted code, so runc; hardened like the workload all the same. */
-  ContainerSpec proxy() {
+  /** The objects of the run's fence and proxy, in creation order, with the run's policy. */
+  FenceObjects fenceObjects() {
+    return new FenceObjects(
+        workspace(),
+        credentials(),
+        inspects() ? Optional.of(trust()) : Optional.empty(),
+        fence(),
+        egress(),
+        address -> proxy(address),
+        false);
+  }
+
+  /** A proxy-pool standby's fence and proxy, the proxy awaiting its policy. */
+  static FenceObjects standbyFence(
+      DockerBackendConfig config, String id, Map<String, String> labels) {
+    return new FenceObjects(
+        workspace(config, id, labels),
+        credentials(config, id, labels),
+        Optional.empty(),
+        fence(id, labels),
+        egress(id, labels),
+        address -> awaitingProxy(config, id, labels, address),
+        true);
+  }
+
+  /**
+   * The proxy container: trusted code, so runc; hardened like the workload all the same. It is
+   * created with {@code address} on the fence network and listens there only (its policy's {@code
+   * listen}): not on its address on the egress network, which the host and that network reach.
+   */
+  ContainerSpec proxy(String address) {
     Map<String, String> env = new LinkedHashMap<>();
-    env.put("AGENT_SANDBOX_PROXY_POLICY", proxyPolicyJson());
-    return DockerInspection.proxy(this, spec, proxy(config, objectsId, labels(), env));
+    env.put("AGENT_SANDBOX_PROXY_POLICY", proxyPolicyJson(address));
+    return DockerInspection.proxy(this, spec, proxy(config, objectsId, labels(), env, address));
   }
 
   /**
    * A proxy-pool standby's proxy: the same container as a run's, but started awaiting its policy
-   * ({@code AGENT_SANDBOX_PROXY_AWAIT}, the address a run's policy names as its {@code listen}),
-   * which arrives later on its standard input; labelled with the standby's own labels.
+   * ({@code AGENT_SANDBOX_PROXY_AWAIT}, the address a run's policy names as its {@code listen}:
+   * {@code address} on the fence network), which arrives later on its standard input; labelled with
+   * the standby's own labels.
    */
   static ContainerSpec awaitingProxy(
-      DockerBackendConfig config, String id, Map<String, String> labels) {
+      DockerBackendConfig config, String id, Map<String, String> labels, String address) {
     return proxy(
-        config, id, labels, Map.of("AGENT_SANDBOX_PROXY_AWAIT", "0.0.0.0:" + config.proxyPort()));
+        config,
+        id,
+        labels,
+        Map.of("AGENT_SANDBOX_PROXY_AWAIT", address + ":" + config.proxyPort()),
+        address);
   }
 
   private static ContainerSpec proxy(
-      DockerBackendConfig config, String id, Map<String, String> labels, Map<String, String> env) {
+      DockerBackendConfig config,
+      String id,
+      Map<String, String> labels,
+      Map<String, String> env,
+      String address) {
     return new ContainerSpec(
         proxyName(id),
         config.proxyImage(),
@@ -269,6 +308,7 @@ final class RunLayout {
         labels,
         "runc",
         fenceName(id),
+        Optional.of(address),
         Map.of("/tmp", "rw,noexec,nosuid,nodev,size=16m,mode=1777"),
         List.of(
             new VolumeSpec.Mount(workspaceName(id), PROXY_WORKSPACE, true),
@@ -308,7 +348,7 @@ final class RunLayout {
     return DockerInspection.agent(
         this,
         new ContainerSpec(
-            "asb-" + spec.runId() + "-agent",
+            agentName(),
             spec.image(),
             idleSeconds.isPresent()
                 ? List.of("sleep", Long.toString(idleSeconds.getAsLong()))
@@ -320,6 +360,7 @@ final class RunLayout {
             labels(),
             runtime,
             fenceName(),
+            Optional.empty(),
             Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
             List.of(
                 new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
@@ -329,13 +370,17 @@ final class RunLayout {
             spec.resources().pids()));
   }
 
-  /** The policy document the proxy reads ({@code --policy FILE}, see docs/proxy.md). */
-  String proxyPolicyJson() {
+  /**
+   * The policy document the proxy reads ({@code --policy FILE}, see docs/proxy.md), listening on
+   * {@code address} (its address on the fence network) only.
+   */
+  String proxyPolicyJson(String address) {
     try {
       return JSON.writeValueAsString(
           ProxyPolicy.forRun(
                   spec.egress(),
                   spec.runId(),
+                  address,
                   config.proxyPort(),
                   spec.expiresAt(),
                   DockerInspection.PROXY_CREDENTIALS_DIR)
@@ -345,86 +390,43 @@ final class RunLayout {
     }
   }
 
+  /** The files this run's sandbox is given before its workload starts. */
+  RunFiles files() {
+    return new RunFiles(spec, config, credentialsName(), agentName());
+  }
+
+  /** The deliveries of {@link #files()}, in order. */
+  List<Delivery> deliveries() {
+    return files().deliveries();
+  }
+
+  String agentName() {
+    return "asb-" + spec.runId() + "-agent";
+  }
+
   /**
-   * The run's credentials as a tar of plain files, each mode 0400 and owned by the workload's user;
-   * the daemon extracts it into the proxy's writable mount of the credentials volume.
+   * Everything in creation order, as {@link DockerBackend#launch} creates it; each network's block
+   * is described as coming from {@code subnets} (a range, or how it is chosen).
    */
-  byte[] credentialsArchive() {
-    String[] ids = config.workloadUser().split(":", 2);
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
-      // A credential the proxy injects goes in as its placeholder: its value is the proxy's alone.
-      for (RunCredential credential : spec.workloadCredentials()) {
-        byte[] value = credential.value().getBytes(StandardCharsets.UTF_8);
-        TarArchiveEntry entry = new TarArchiveEntry(credential.name());
-        entry.setMode(0100400);
-        entry.setIds(Integer.parseInt(ids[0]), Integer.parseInt(ids[1]));
-        entry.setSize(value.length);
-        tar.putArchiveEntry(entry);
-        tar.write(value);
-        tar.closeArchiveEntry();
-      }
-      tar.finish();
-    } catch (IOException e) {
-      throw new UncheckedIOException("writing a tar to memory cannot fail", e);
-    }
-    return bytes.toByteArray();
-  }
-
-  /** An empty {@code out/} folder owned by the workload's user, copied onto the workspace. */
-  byte[] outFolderArchive() {
-    String[] ids = config.workloadUser().split(":", 2);
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
-      TarArchiveEntry entry = new TarArchiveEntry(RunContract.OUT_ARCHIVE_FOLDER + "/");
-      entry.setMode(040700);
-      entry.setIds(Integer.parseInt(ids[0]), Integer.parseInt(ids[1]));
-      tar.putArchiveEntry(entry);
-      tar.closeArchiveEntry();
-      tar.finish();
-    } catch (IOException e) {
-      throw new UncheckedIOException("writing a tar to memory cannot fail", e);
-    }
-    return bytes.toByteArray();
-  }
-
-  /** What the credentials copy writes: names, modes and owner, never a value. */
-  private Map<String, Object> credentialsCopy(String proxyName) {
-    Map<String, Object> body = new LinkedHashMap<>();
-    body.put("Container", proxyName);
-    body.put("Path", PROXY_CREDENTIALS);
-    body.put("Volume", credentialsName());
-    body.put("Owner", config.workloadUser());
-    body.put("Mode", "0400");
-    body.put("Files", spec.credentials().stream().map(RunCredential::name).sorted().toList());
-    body.put(
-        "Env",
-        spec.credentials().stream()
-            .filter(c -> c.env().isPresent())
-            .map(c -> c.env().orElseThrow() + "=<redacted>")
-            .sorted()
-            .toList());
-    return body;
-  }
-
-  /** Everything in creation order, as {@link DockerBackend#launch} creates it. */
-  SandboxPlan plan(Isolation isolation) {
+  SandboxPlan plan(Isolation isolation, String subnets) {
+    String block = "<a free /" + SubnetPool.DEFAULT_BLOCK_PREFIX + " of " + subnets + ">";
+    String gateway = "<its first address>";
     List<Manifest> manifests = new ArrayList<>();
     manifests.add(new Manifest("volume", workspaceName(), workspace().body()));
     manifests.add(new Manifest("volume", credentialsName(), credentials().body()));
     if (inspects()) {
       manifests.add(new Manifest("volume", trustName(), trust().body()));
     }
-    manifests.add(new Manifest("network", fenceName(), fence().body()));
-    manifests.add(new Manifest("network", egressName(), egress().body()));
-    ContainerSpec proxy = proxy();
+    manifests.add(new Manifest("network", fenceName(), fence().body(block, gateway)));
+    manifests.add(new Manifest("network", egressName(), egress().body(block, gateway)));
+    ContainerSpec proxy = proxy(PROXY_ADDRESS_PLACEHOLDER);
     manifests.add(new Manifest("container", proxy.name(), proxy.body()));
     Map<String, Object> connect = new LinkedHashMap<>();
     connect.put("Container", proxy.name());
     connect.put("Network", egressName());
     manifests.add(new Manifest("network-connect", egressName(), connect));
     manifests.add(
-        new Manifest("credentials-copy", credentialsName(), credentialsCopy(proxy.name())));
+        new Manifest("credentials-copy", credentialsName(), files().credentialsCopy(proxy.name())));
     ContainerSpec agent = agent(PROXY_ADDRESS_PLACEHOLDER);
     manifests.add(new Manifest("container", agent.name(), agent.body()));
     Map<String, Object> out = new LinkedHashMap<>();

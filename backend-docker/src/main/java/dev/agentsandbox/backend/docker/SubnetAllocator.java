@@ -25,30 +25,57 @@ final class SubnetAllocator {
   /** How long a block the daemon refused stays aside. */
   static final Duration REFUSED_FOR = Duration.ofMinutes(1);
 
-  private final SubnetPool pool;
-  private final Supplier<List<Cidr>> daemonSubnets;
+  private final Supplier<SubnetPool> range;
+  private final Supplier<List<AutomaticSubnets.DaemonNetwork>> daemonNetworks;
   private final Clock clock;
+  private SubnetPool pool;
   private final BitSet held = new BitSet();
   private final Map<Integer, Instant> refused = new HashMap<>();
 
   /** Where the next search starts: blocks are used round the range, not the lowest first. */
   private int cursor;
 
+  /** An allocator over the operator's {@code pool}. */
+  SubnetAllocator(
+      SubnetPool pool, Supplier<List<AutomaticSubnets.DaemonNetwork>> daemonNetworks, Clock clock) {
+    this(() -> pool, daemonNetworks, clock);
+  }
+
   /**
-   * @param daemonSubnets the subnets of every network the daemon has now
+   * @param range the pool, asked once (at the first allocation or {@link #pool()}) and kept; it may
+   *     throw, and is then asked again next time
+   * @param daemonNetworks every network the daemon has now
    */
-  SubnetAllocator(SubnetPool pool, Supplier<List<Cidr>> daemonSubnets, Clock clock) {
-    this.pool = pool;
-    this.daemonSubnets = daemonSubnets;
+  SubnetAllocator(
+      Supplier<SubnetPool> range,
+      Supplier<List<AutomaticSubnets.DaemonNetwork>> daemonNetworks,
+      Clock clock) {
+    this.range = range;
+    this.daemonNetworks = daemonNetworks;
     this.clock = clock;
   }
 
-  SubnetPool pool() {
+  /** The pool, chosen now if it was not yet. */
+  synchronized SubnetPool pool() {
+    if (pool == null) {
+      pool = range.get();
+    }
     return pool;
   }
 
-  /** One block held for one network; {@link #release} it once the network is removed. */
-  record Block(int index, String subnet, String gateway) {}
+  /** The pool if it was chosen already. */
+  synchronized java.util.Optional<SubnetPool> poolIfChosen() {
+    return java.util.Optional.ofNullable(pool);
+  }
+
+  /**
+   * One block held for one network; {@link #release} it once the network is removed.
+   *
+   * @param subnet {@code address/prefix}
+   * @param gateway the block's first host address, which Docker reserves for the bridge
+   * @param firstMember the address after it: the first container's on the network (the proxy's)
+   */
+  record Block(int index, String subnet, String gateway, String firstMember) {}
 
   /**
    * Takes {@code count} free blocks at once.
@@ -58,8 +85,13 @@ final class SubnetAllocator {
   List<Block> allocate(int count, String runId) {
     // Read the daemon's networks outside the lock: a block another thread takes meanwhile is held
     // here, and the daemon cannot have a network in it before this allocator handed it out.
-    BitSet occupied = occupied(daemonSubnets.get());
+    List<AutomaticSubnets.DaemonNetwork> seen = daemonNetworks.get();
     synchronized (this) {
+      if (pool == null) {
+        pool = range.get();
+      }
+      BitSet occupied =
+          occupied(seen.stream().map(AutomaticSubnets.DaemonNetwork::subnet).toList());
       Instant now = clock.instant();
       refused.values().removeIf(until -> !until.isAfter(now));
       int blocks = pool.blocks();
@@ -67,7 +99,8 @@ final class SubnetAllocator {
       for (int step = 0; step < blocks && taken.size() < count; step++) {
         int index = (cursor + step) % blocks;
         if (!held.get(index) && !occupied.get(index) && !refused.containsKey(index)) {
-          taken.add(new Block(index, pool.subnet(index), pool.gateway(index)));
+          taken.add(
+              new Block(index, pool.subnet(index), pool.gateway(index), pool.firstMember(index)));
         }
       }
       if (taken.size() < count) {

@@ -6,9 +6,10 @@ import java.net.UnknownHostException;
 import java.util.List;
 
 /**
- * An operator's range of private IPv4 addresses carved into equal blocks, one per network a run
- * creates (see {@link SubnetAllocator}); instead of Docker's default address pools, which hold
- * about 15 runs' pairs of networks.
+ * A range of private IPv4 addresses carved into equal blocks, one per network a run creates (see
+ * {@link SubnetAllocator}): the operator's, or one the backend chose ({@link AutomaticSubnets});
+ * never Docker's default address pools, which hold about 15 runs' pairs of networks and whose
+ * addresses are only known once a network exists.
  *
  * @param range the operator's range, such as {@code 10.213.0.0/16}
  * @param blockPrefix the prefix length of each network's block (28: 16 addresses)
@@ -104,6 +105,14 @@ public record SubnetPool(Cidr range, int blockPrefix) {
   /** The gateway Docker gives the bridge: the block's first host address. */
   String gateway(int index) {
     return format(blockStart(index) + 1);
+  }
+
+  /**
+   * The block's address after the gateway: the first container's, given to the run's proxy on the
+   * fence network so that its listen address is known before it starts.
+   */
+  String firstMember(int index) {
+    return format(blockStart(index) + 2);
   }
 
   static long toLong(InetAddress address) {

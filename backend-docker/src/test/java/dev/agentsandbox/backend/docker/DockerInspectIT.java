@@ -134,7 +134,7 @@ class DockerInspectIT {
                     new RunCredential(
                         "github", github.token, Optional.of("GITHUB_TOKEN"), expires)));
     DockerBackend backend =
-        new DockerBackend(client, DockerBackendConfig.defaults().withProxyImage(PROXY_IMAGE));
+        new DockerBackend(client, DockerBackendConfig.builder().proxyImage(PROXY_IMAGE).build());
     RecordingListener listener = new RecordingListener();
     List<String> shown = new ArrayList<>();
     shown.add(backend.plan(spec).manifests().toString());

@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
@@ -59,7 +60,7 @@ class DockerInspectionTest {
 
   @Test
   void theProxyGetsTheValueTheWorkloadThePlaceholder() throws Exception {
-    ContainerSpec proxy = layout.proxy();
+    ContainerSpec proxy = layout.proxy("172.30.0.1");
     String carried = proxy.env().get(DockerInspection.CREDENTIALS_ENV);
     try (TarArchiveInputStream tar =
         new TarArchiveInputStream(new ByteArrayInputStream(Base64.getDecoder().decode(carried)))) {
@@ -69,7 +70,7 @@ class DockerInspectionTest {
       assertThat(new String(tar.readAllBytes(), StandardCharsets.UTF_8)).isEqualTo(TOKEN);
     }
     assertThat(proxy.body().toString()).doesNotContain(TOKEN).doesNotContain(carried);
-    assertThat(layout.proxyPolicyJson())
+    assertThat(layout.proxyPolicyJson("172.30.0.1"))
         .contains(DockerInspection.PROXY_CREDENTIALS_DIR)
         .doesNotContain(TOKEN);
 
@@ -82,7 +83,7 @@ class DockerInspectionTest {
     assertThat(agent.mounts())
         .contains(new VolumeSpec.Mount(layout.trustName(), RunTrust.DIR, true));
     try (TarArchiveInputStream tar =
-        new TarArchiveInputStream(new ByteArrayInputStream(layout.credentialsArchive()))) {
+        new TarArchiveInputStream(new ByteArrayInputStream(layout.files().credentialsArchive()))) {
       TarArchiveEntry entry = tar.getNextEntry();
       assertThat(entry.getName()).isEqualTo("github");
       assertThat(new String(tar.readAllBytes(), StandardCharsets.UTF_8))
@@ -92,17 +93,46 @@ class DockerInspectionTest {
 
   @Test
   void thePlanShowsTheTrustVolumeAndNoValue() {
-    String plan = layout.plan(dev.agentsandbox.backend.Isolation.GVISOR).manifests().toString();
+    String plan =
+        layout
+            .plan(dev.agentsandbox.backend.Isolation.GVISOR, "10.214.0.0/21")
+            .manifests()
+            .toString();
     assertThat(plan).contains(layout.trustName()).contains("trust-copy").doesNotContain(TOKEN);
+  }
+
+  @Test
+  void theTrustVolumeIsCreatedWithTheFenceBeforeTheProxyThatMountsIt() {
+    assertThat(layout.fenceObjects().volumes())
+        .extracting(VolumeSpec::name)
+        .containsExactly(layout.workspaceName(), layout.credentialsName(), layout.trustName());
+    assertThat(layout.fenceObjects().proxyAt().apply("172.30.0.1").mounts())
+        .contains(new VolumeSpec.Mount(layout.trustName(), DockerInspection.PROXY_TRUST, false));
+  }
+
+  @Test
+  void aRunThatInspectsIsNeverLaidOutOnAStandby() {
+    // A standby's proxy was started without the run's injected credentials or trust volume.
+    assertThatThrownBy(
+            () ->
+                RunLayout.pooled(
+                    inspecting(), DockerBackendConfig.defaults(), "runsc", "standby-1"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("built cold, never on a standby");
   }
 
   @Test
   void aRunThatInspectsNothingIsLaidOutAsBefore() {
     RunLayout plain = new RunLayout(RunLayoutTest.spec(), DockerBackendConfig.defaults(), "runsc");
-    assertThat(plain.proxy().env()).doesNotContainKey(DockerInspection.CREDENTIALS_ENV);
+    assertThat(plain.proxy("172.30.0.1").env()).doesNotContainKey(DockerInspection.CREDENTIALS_ENV);
     assertThat(plain.agent("172.30.0.2").env())
         .doesNotContainKeys(RunTrust.environment().keySet().toArray(String[]::new));
-    assertThat(plain.plan(dev.agentsandbox.backend.Isolation.GVISOR).manifests().toString())
+    assertThat(
+            plain
+                .plan(dev.agentsandbox.backend.Isolation.GVISOR, "10.214.0.0/21")
+                .manifests()
+                .toString())
         .doesNotContain("-trust");
+    assertThat(plain.fenceObjects().volumes()).hasSize(2);
   }
 }

@@ -84,6 +84,16 @@ final class DockerItSupport {
     return runtimes;
   }
 
+  /** A launcher on {@code client} with its own subnet allocator, for tests that choose one. */
+  static SandboxLauncher launcher(
+      DockerClient client, DockerBackendConfig config, SubnetAllocator subnets) {
+    return new SandboxLauncher(
+        client,
+        ((com.github.dockerjava.core.DockerClientImpl) client).getHttpClient(),
+        config,
+        subnets);
+  }
+
   static String newRunId() {
     return "it" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   }

@@ -62,9 +62,9 @@ class DockerReaperScopeIT {
   @Test
   void anotherControlPlanesLiveRunSurvivesAndItsOwnerReapsItOnceOver() {
     DockerBackend backendA =
-        new DockerBackend(client, DockerBackendConfig.defaults().withInstance(A));
+        new DockerBackend(client, DockerBackendConfig.defaults().toBuilder().instance(A).build());
     DockerBackend backendB =
-        new DockerBackend(client, DockerBackendConfig.defaults().withInstance(B));
+        new DockerBackend(client, DockerBackendConfig.defaults().toBuilder().instance(B).build());
     String runId = runId();
     RunSpec spec =
         new RunSpec(

@@ -69,7 +69,8 @@ class DockerSubnetPoolIT {
 
   private static DockerBackend backend(String range) {
     return new DockerBackend(
-        client, DockerBackendConfig.defaults().withSubnetPool(SubnetPool.parse(range)));
+        client,
+        DockerBackendConfig.defaults().toBuilder().subnetPool(SubnetPool.parse(range)).build());
   }
 
   private static Network.Ipam.Config ipam(String name) {
@@ -165,20 +166,14 @@ class DockerSubnetPoolIT {
     String runId = newRunId();
     RunSpec spec =
         spec(runId, List.of("echo", "placed"), noEgress(), smallCaps(), Duration.ofMinutes(2));
-    DockerBackendConfig config = DockerBackendConfig.defaults().withSubnetPool(pool);
+    DockerBackendConfig config =
+        DockerBackendConfig.defaults().toBuilder().subnetPool(pool).build();
     RunLayout layout = new RunLayout(spec, config, "runc");
     RecordingListener listener = new RecordingListener();
     Completion completion;
     try (DockerSandbox sandbox =
-        new DockerSandbox(
-            client,
-            layout,
-            runId,
-            "runc",
-            listener,
-            Instant.now().plus(Duration.ofMinutes(2)),
-            blind)) {
-      sandbox.start(config.proxyReadyTimeout());
+        DockerItSupport.launcher(client, config, blind)
+            .cold(layout, spec, listener, Instant.now().plus(Duration.ofMinutes(2)))) {
       for (String name : List.of(layout.fenceName(), layout.egressName())) {
         Cidr subnet = Cidr.parse(ipam(name).getSubnet());
         assertThat(Cidr.parse(RANGE).covers(subnet)).as(name).isTrue();

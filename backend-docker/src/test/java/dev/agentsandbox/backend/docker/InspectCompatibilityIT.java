@@ -126,7 +126,7 @@ class InspectCompatibilityIT {
                         InspectCompatibility.CREDENTIAL, TOKEN, Optional.empty(), expires)));
     RecordingListener listener = new RecordingListener();
     DockerBackend backend =
-        new DockerBackend(client, DockerBackendConfig.defaults().withProxyImage(PROXY_IMAGE));
+        new DockerBackend(client, DockerBackendConfig.builder().proxyImage(PROXY_IMAGE).build());
     String output;
     Completion completion;
     try (Sandbox sandbox = backend.launch(spec, listener, runtime)) {

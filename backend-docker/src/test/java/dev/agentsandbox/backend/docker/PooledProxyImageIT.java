@@ -46,7 +46,10 @@ class PooledProxyImageIT {
     try {
       networkId =
           DockerCommands.createNetwork(
-              client, new NetworkSpec(network, true, Map.of(), labels), null);
+              client,
+              new NetworkSpec(network, true, Map.of(), labels),
+              // A block of its own, apart from the other ITs' pools: the image is the subject.
+              new SubnetAllocator.Block(0, "10.213.243.0/28", "10.213.243.1", "10.213.243.2"));
       String upstream =
           start(
               client,

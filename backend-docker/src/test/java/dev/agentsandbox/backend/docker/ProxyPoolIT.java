@@ -69,7 +69,8 @@ class ProxyPoolIT {
   }
 
   private static DockerBackend pooled(int size) {
-    return new DockerBackend(client, DockerBackendConfig.defaults().withProxyPool(size));
+    return new DockerBackend(
+        client, DockerBackendConfig.defaults().toBuilder().proxyPoolSize(size).build());
   }
 
   /** Both names map to the drill's upstream; {@code allowed} is the only one on the allow-list. */
@@ -338,7 +339,7 @@ class ProxyPoolIT {
     DockerBackend backend =
         new DockerBackend(
             client,
-            DockerBackendConfig.defaults().withProxyPool(1),
+            DockerBackendConfig.defaults().toBuilder().proxyPoolSize(1).build(),
             DockerBackend.PROXY_POOL_MAX_IDLE,
             Duration.ZERO);
     List<String> seen = new ArrayList<>();
@@ -360,7 +361,7 @@ class ProxyPoolIT {
     DockerBackend backend =
         new DockerBackend(
             client,
-            DockerBackendConfig.defaults().withProxyPool(1),
+            DockerBackendConfig.defaults().toBuilder().proxyPoolSize(1).build(),
             Duration.ofSeconds(3),
             DockerBackend.standbyLabelLifetime(Duration.ofSeconds(3)));
     List<String> seen = new ArrayList<>();

@@ -210,13 +210,16 @@ class ProxyPoolTest {
   void negativeAndAbsurdSizesAreRefused() {
     assertThatThrownBy(() -> pool(-1)).hasMessageContaining("0 (off) to 32: -1");
     assertThatThrownBy(() -> pool(ProxyPool.MAX_SIZE + 1)).hasMessageContaining("33");
-    assertThatThrownBy(() -> DockerBackendConfig.defaults().withProxyPool(-2))
+    assertThatThrownBy(() -> DockerBackendConfig.defaults().toBuilder().proxyPoolSize(-2).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("proxy pool");
-    assertThatThrownBy(() -> DockerBackendConfig.defaults().withProxyPool(1000))
+    assertThatThrownBy(() -> DockerBackendConfig.defaults().toBuilder().proxyPoolSize(1000).build())
         .isInstanceOf(IllegalArgumentException.class);
-    assertThat(DockerBackendConfig.defaults().withProxyPool(3).proxyPoolSize()).isEqualTo(3);
-    assertThat(DockerBackendConfig.defaults().proxyPoolSize()).isZero();
+    assertThat(DockerBackendConfig.defaults().toBuilder().proxyPoolSize(3).build().proxyPoolSize())
+        .hasValue(3);
+    assertThat(DockerBackendConfig.defaults().proxyPoolSize())
+        .as("the library's default: no pool (serve asks for an automatic one)")
+        .hasValue(0);
   }
 
   private static final class Entry implements ProxyPool.Standby {

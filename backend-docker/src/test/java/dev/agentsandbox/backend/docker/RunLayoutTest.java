@@ -114,7 +114,7 @@ class RunLayoutTest {
 
   @Test
   void everyContainerDropsAllCapabilitiesAndPrivilegesAndMountsNothingOfTheHost() {
-    for (Manifest manifest : LAYOUT.plan(Isolation.GVISOR).manifests()) {
+    for (Manifest manifest : LAYOUT.plan(Isolation.GVISOR, "10.214.0.0/21").manifests()) {
       if (!manifest.kind().equals("container")) {
         continue;
       }
@@ -137,12 +137,13 @@ class RunLayoutTest {
     assertThat(LAYOUT.fence().options())
         .containsEntry("com.docker.network.bridge.inhibit_ipv4", "true");
     assertThat(LAYOUT.egress().internal()).isFalse();
-    assertThat(LAYOUT.fence().body()).containsEntry("EnableIPv6", false);
+    assertThat(LAYOUT.fence().body("10.214.0.0/28", "10.214.0.1"))
+        .containsEntry("EnableIPv6", false);
   }
 
   @Test
   void thePlanListsEveryObjectInCreationOrderAllLabelled() {
-    SandboxPlan plan = LAYOUT.plan(Isolation.GVISOR);
+    SandboxPlan plan = LAYOUT.plan(Isolation.GVISOR, "10.214.0.0/21");
     assertThat(plan.manifests())
         .extracting(Manifest::kind, Manifest::name)
         .containsExactly(
@@ -175,7 +176,8 @@ class RunLayoutTest {
 
   @Test
   void thePlanNeverShowsTheRunsSecretValues() throws Exception {
-    String json = new ObjectMapper().writeValueAsString(LAYOUT.plan(Isolation.GVISOR));
+    String json =
+        new ObjectMapper().writeValueAsString(LAYOUT.plan(Isolation.GVISOR, "10.214.0.0/21"));
     assertThat(json).doesNotContain("s3cret-value").contains("API_TOKEN=<redacted>");
   }
 
@@ -220,7 +222,7 @@ class RunLayoutTest {
 
   @Test
   void theProxyHoldsBothVolumesUnderAnotherUserThanTheWorkload() {
-    ContainerSpec proxy = WITH_CREDENTIALS.proxy();
+    ContainerSpec proxy = WITH_CREDENTIALS.proxy("172.30.0.2");
     ContainerSpec agent = WITH_CREDENTIALS.agent("172.30.0.2");
     assertThat(proxy.user()).isNotEqualTo(agent.user());
     assertThat(proxy.user().split(":")[0]).isNotEqualTo(agent.user().split(":")[0]);
@@ -231,7 +233,11 @@ class RunLayoutTest {
         .extracting(VolumeSpec.Mount::target)
         .noneMatch(t -> t.startsWith("/workspace") || t.startsWith("/run/agent-sandbox"));
     DockerBackendConfig clash =
-        new DockerBackendConfig("p", 3128, "65533:65533", 64, 256, Duration.ofSeconds(1), "runsc");
+        DockerBackendConfig.builder()
+            .proxyImage("p")
+            .workloadUser("65533:65533")
+            .proxyReadyTimeout(Duration.ofSeconds(1))
+            .build();
     assertThat(new RunLayout(spec(), clash, "runc").proxyUser()).startsWith("65532:");
   }
 
@@ -239,14 +245,17 @@ class RunLayoutTest {
   void withAnInstanceEveryObjectAndThePlanCarryIt() {
     RunLayout layout =
         new RunLayout(
-            spec(), DockerBackendConfig.defaults().withInstance("0123456789abcdef"), "runsc");
+            spec(),
+            DockerBackendConfig.defaults().toBuilder().instance("0123456789abcdef").build(),
+            "runsc");
     assertThat(layout.workspace().labels()).containsEntry(Labels.INSTANCE, "0123456789abcdef");
     assertThat(layout.credentials().labels()).containsEntry(Labels.INSTANCE, "0123456789abcdef");
-    assertThat(layout.proxy().labels()).containsEntry(Labels.INSTANCE, "0123456789abcdef");
+    assertThat(layout.proxy("172.30.0.2").labels())
+        .containsEntry(Labels.INSTANCE, "0123456789abcdef");
     assertThat(layout.agent("172.30.0.2").labels())
         .containsEntry(Labels.INSTANCE, "0123456789abcdef")
         .containsAllEntriesOf(spec().labels());
-    for (Manifest manifest : layout.plan(Isolation.GVISOR).manifests()) {
+    for (Manifest manifest : layout.plan(Isolation.GVISOR, "10.214.0.0/21").manifests()) {
       if (List.of("volume", "network", "container").contains(manifest.kind())) {
         @SuppressWarnings("unchecked")
         Map<String, String> labels =
@@ -254,17 +263,18 @@ class RunLayoutTest {
         assertThat(labels).as(manifest.name()).containsEntry(Labels.INSTANCE, "0123456789abcdef");
       }
     }
-    assertThat(LAYOUT.proxy().labels())
+    assertThat(LAYOUT.proxy("172.30.0.2").labels())
         .as("without an instance")
         .doesNotContainKey(Labels.INSTANCE);
-    assertThatThrownBy(() -> DockerBackendConfig.defaults().withInstance("Not An Id"))
+    assertThatThrownBy(
+            () -> DockerBackendConfig.defaults().toBuilder().instance("Not An Id").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("instance must be 1-63 lower-case letters, digits and dashes");
   }
 
   @Test
   void thePlanNamesTheCredentialsButNeverTheirValues() throws Exception {
-    SandboxPlan plan = WITH_CREDENTIALS.plan(Isolation.GVISOR);
+    SandboxPlan plan = WITH_CREDENTIALS.plan(Isolation.GVISOR, "10.214.0.0/21");
     String json = new ObjectMapper().writeValueAsString(plan);
     assertThat(json)
         .doesNotContain("jwt-SECRET-1")
@@ -291,7 +301,7 @@ class RunLayoutTest {
     Map<String, String> found = new java.util.TreeMap<>();
     try (TarArchiveInputStream tar =
         new TarArchiveInputStream(
-            new java.io.ByteArrayInputStream(WITH_CREDENTIALS.credentialsArchive()))) {
+            new java.io.ByteArrayInputStream(WITH_CREDENTIALS.files().credentialsArchive()))) {
       for (TarArchiveEntry e = tar.getNextEntry(); e != null; e = tar.getNextEntry()) {
         assertThat(e.isFile()).as(e.getName()).isTrue();
         assertThat(e.getMode() & 07777).as(e.getName()).isEqualTo(0400);
@@ -305,7 +315,7 @@ class RunLayoutTest {
             Map.entry("aws", "aws-SECRET-2"), Map.entry("gateway-jwt", "jwt-SECRET-1"));
     try (TarArchiveInputStream tar =
         new TarArchiveInputStream(
-            new java.io.ByteArrayInputStream(WITH_CREDENTIALS.outFolderArchive()))) {
+            new java.io.ByteArrayInputStream(WITH_CREDENTIALS.files().outFolderArchive()))) {
       TarArchiveEntry out = tar.getNextEntry();
       assertThat(out.getName()).isEqualTo("out/");
       assertThat(out.isDirectory()).isTrue();
@@ -317,8 +327,10 @@ class RunLayoutTest {
 
   @Test
   void theProxyIsGivenTheRunsEffectivePolicyAsItsDocumentedJson() throws Exception {
-    JsonNode policy = new ObjectMapper().readTree(LAYOUT.proxyPolicyJson());
-    assertThat(policy.get("listen").asText()).isEqualTo("0.0.0.0:3128");
+    JsonNode policy = new ObjectMapper().readTree(LAYOUT.proxyPolicyJson("10.214.0.2"));
+    assertThat(policy.get("listen").asText())
+        .as("its fence address only, never every address (the egress side too)")
+        .isEqualTo("10.214.0.2:3128");
     assertThat(policy.get("allow"))
         .extracting(JsonNode::asText)
         .containsExactlyInAnyOrder("api.example.com", "*.pypi.org:8443");
@@ -352,23 +364,30 @@ class RunLayoutTest {
         new ObjectMapper()
             .readTree(
                 new RunLayout(unrestricted, DockerBackendConfig.defaults(), "runc")
-                    .proxyPolicyJson());
+                    .proxyPolicyJson("10.214.0.2"));
     assertThat(policy.get("instance_allow").isNull()).isTrue();
   }
 
   @Test
-  void withASubnetPoolThePlanSaysWhereEachNetworksBlockComesFrom() {
-    RunLayout pooled =
-        new RunLayout(
-            spec(),
-            DockerBackendConfig.defaults().withSubnetPool(SubnetPool.parse("10.213.0.0/16")),
-            "runsc");
-    for (NetworkSpec network : List.of(pooled.fence(), pooled.egress())) {
-      assertThat(network.body().get("IPAM").toString())
-          .as(network.name())
-          .contains("<a free /28 of 10.213.0.0/16>");
+  void thePlanSaysWhereEachNetworksBlockComesFromAndWhereTheProxyListens() {
+    SandboxPlan plan = LAYOUT.plan(Isolation.GVISOR, "10.213.0.0/16");
+    for (Manifest manifest : plan.manifests()) {
+      if (manifest.kind().equals("network")) {
+        assertThat(((Map<?, ?>) manifest.body()).get("IPAM").toString())
+            .as(manifest.name())
+            .contains("<a free /28 of 10.213.0.0/16>");
+      }
     }
-    assertThat(LAYOUT.fence().body()).doesNotContainKey("IPAM");
-    assertThat(LAYOUT.egress().body()).doesNotContainKey("IPAM");
+    Map<?, ?> proxy =
+        (Map<?, ?>)
+            plan.manifests().stream()
+                .filter(m -> m.name().equals("asb-r1-proxy"))
+                .findFirst()
+                .orElseThrow()
+                .body();
+    assertThat(proxy.get("NetworkingConfig").toString())
+        .contains("asb-r1-fence")
+        .contains("IPv4Address=<proxy-ip>");
+    assertThat(proxy.get("Env").toString()).contains("\"listen\":\"<proxy-ip>:3128\"");
   }
 }

@@ -27,7 +27,12 @@ class SubnetAllocatorTest {
 
   private SubnetAllocator allocator(String range) {
     return new SubnetAllocator(
-        SubnetPool.parse(range), () -> List.copyOf(daemon), Clock.systemUTC());
+        SubnetPool.parse(range),
+        () ->
+            daemon.stream()
+                .map(c -> new AutomaticSubnets.DaemonNetwork(c, java.util.Map.of()))
+                .toList(),
+        Clock.systemUTC());
   }
 
   @Test

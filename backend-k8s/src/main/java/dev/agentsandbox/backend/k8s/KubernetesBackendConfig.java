@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -130,86 +129,38 @@ public record KubernetesBackendConfig(
         SessionSettings.DEFAULT);
   }
 
-  /** This configuration with {@link #requireRuntimeClass} set as given. */
-  public KubernetesBackendConfig withRequireRuntimeClass(boolean require) {
-    return with(c -> c.requireRuntimeClass = require);
-  }
-
-  /** This configuration with {@link #dualStack} set as given. */
-  public KubernetesBackendConfig withDualStack(boolean dual) {
-    return with(c -> c.dualStack = dual);
-  }
-
-  /** This configuration with the given launch and polling timings. */
-  public KubernetesBackendConfig withTimings(Duration proxyReady, Duration poll) {
-    return with(
-        c -> {
-          c.proxyReadyTimeout = proxyReady;
-          c.pollInterval = poll;
-        });
-  }
-
-  /** This configuration with the given RuntimeClass handlers trusted as gVisor. */
-  public KubernetesBackendConfig withTrustedRuntimeHandlers(List<String> handlers) {
-    return with(c -> c.trustedRuntimeHandlers = handlers);
-  }
-
-  /** This configuration with the given probe time-out and cache lifetime. */
-  public KubernetesBackendConfig withProbe(Duration timeout, Duration cacheTtl) {
-    return with(
-        c -> {
-          c.probeTimeout = timeout;
-          c.probeCacheTtl = cacheTtl;
-        });
+  /** A builder holding this configuration's values, to change some of them. */
+  public Builder toBuilder() {
+    return new Builder(this);
   }
 
   /**
-   * This configuration with the given node and API server addresses kept from the proxy's egress.
+   * The values of one configuration, each settable; {@link #build()} validates them together in the
+   * canonical constructor.
    */
-  public KubernetesBackendConfig withClusterCidrs(List<String> nodes, List<String> apiServers) {
-    return with(
-        c -> {
-          c.nodeCidrs = nodes;
-          c.apiServerCidrs = apiServers;
-        });
-  }
+  public static final class Builder {
+    private String proxyImage;
+    private int proxyPort;
+    private String dnsNamespace;
+    private Map<String, String> dnsPodLabels;
+    private boolean dualStack;
+    private String runtimeClassName;
+    private boolean requireRuntimeClass;
+    private String controlPlaneNamespace;
+    private String podSecurityVersion;
+    private SandboxQuota quota;
+    private Duration proxyReadyTimeout;
+    private Duration pollInterval;
+    private Duration jobTtlAfterFinished;
+    private int outputTailLines;
+    private List<String> trustedRuntimeHandlers;
+    private Duration probeTimeout;
+    private Duration probeCacheTtl;
+    private List<String> nodeCidrs;
+    private List<String> apiServerCidrs;
+    private SessionSettings sessions;
 
-  /** This configuration with the given session settings. */
-  public KubernetesBackendConfig withSessions(SessionSettings settings) {
-    return with(c -> c.sessions = settings);
-  }
-
-  /** A copy with some fields changed, validated again by the canonical constructor. */
-  private KubernetesBackendConfig with(Consumer<Copy> change) {
-    Copy copy = new Copy(this);
-    change.accept(copy);
-    return copy.build();
-  }
-
-  /** The fields of one configuration, writable, so each with-er names only what it changes. */
-  private static final class Copy {
-    String proxyImage;
-    int proxyPort;
-    String dnsNamespace;
-    Map<String, String> dnsPodLabels;
-    boolean dualStack;
-    String runtimeClassName;
-    boolean requireRuntimeClass;
-    String controlPlaneNamespace;
-    String podSecurityVersion;
-    SandboxQuota quota;
-    Duration proxyReadyTimeout;
-    Duration pollInterval;
-    Duration jobTtlAfterFinished;
-    int outputTailLines;
-    List<String> trustedRuntimeHandlers;
-    Duration probeTimeout;
-    Duration probeCacheTtl;
-    List<String> nodeCidrs;
-    List<String> apiServerCidrs;
-    SessionSettings sessions;
-
-    Copy(KubernetesBackendConfig c) {
+    private Builder(KubernetesBackendConfig c) {
       proxyImage = c.proxyImage;
       proxyPort = c.proxyPort;
       dnsNamespace = c.dnsNamespace;
@@ -232,7 +183,112 @@ public record KubernetesBackendConfig(
       sessions = c.sessions;
     }
 
-    KubernetesBackendConfig build() {
+    public Builder proxyImage(String value) {
+      proxyImage = value;
+      return this;
+    }
+
+    public Builder proxyPort(int value) {
+      proxyPort = value;
+      return this;
+    }
+
+    public Builder dnsNamespace(String value) {
+      dnsNamespace = value;
+      return this;
+    }
+
+    public Builder dnsPodLabels(Map<String, String> value) {
+      dnsPodLabels = value;
+      return this;
+    }
+
+    public Builder dualStack(boolean value) {
+      dualStack = value;
+      return this;
+    }
+
+    public Builder runtimeClassName(String value) {
+      runtimeClassName = value;
+      return this;
+    }
+
+    public Builder requireRuntimeClass(boolean value) {
+      requireRuntimeClass = value;
+      return this;
+    }
+
+    public Builder controlPlaneNamespace(String value) {
+      controlPlaneNamespace = value;
+      return this;
+    }
+
+    public Builder podSecurityVersion(String value) {
+      podSecurityVersion = value;
+      return this;
+    }
+
+    public Builder quota(SandboxQuota value) {
+      quota = value;
+      return this;
+    }
+
+    public Builder proxyReadyTimeout(Duration value) {
+      proxyReadyTimeout = value;
+      return this;
+    }
+
+    public Builder pollInterval(Duration value) {
+      pollInterval = value;
+      return this;
+    }
+
+    public Builder jobTtlAfterFinished(Duration value) {
+      jobTtlAfterFinished = value;
+      return this;
+    }
+
+    public Builder outputTailLines(int value) {
+      outputTailLines = value;
+      return this;
+    }
+
+    public Builder trustedRuntimeHandlers(List<String> value) {
+      trustedRuntimeHandlers = value;
+      return this;
+    }
+
+    public Builder probeTimeout(Duration value) {
+      probeTimeout = value;
+      return this;
+    }
+
+    public Builder probeCacheTtl(Duration value) {
+      probeCacheTtl = value;
+      return this;
+    }
+
+    public Builder nodeCidrs(List<String> value) {
+      nodeCidrs = value;
+      return this;
+    }
+
+    public Builder apiServerCidrs(List<String> value) {
+      apiServerCidrs = value;
+      return this;
+    }
+
+    public Builder sessions(SessionSettings value) {
+      sessions = value;
+      return this;
+    }
+
+    /**
+     * The configuration.
+     *
+     * @throws IllegalArgumentException naming the value that is wrong
+     */
+    public KubernetesBackendConfig build() {
       return new KubernetesBackendConfig(
           proxyImage,
           proxyPort,

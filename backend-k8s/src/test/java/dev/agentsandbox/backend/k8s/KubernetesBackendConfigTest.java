@@ -17,32 +17,62 @@ class KubernetesBackendConfigTest {
 
   @Test
   void eachWithChangesOnlyWhatItNames() throws Exception {
-    assertChangedOnly(BASE.withRequireRuntimeClass(true), "requireRuntimeClass");
-    assertChangedOnly(BASE.withDualStack(true), "dualStack");
+    assertChangedOnly(BASE.toBuilder().requireRuntimeClass(true).build(), "requireRuntimeClass");
+    assertChangedOnly(BASE.toBuilder().dualStack(true).build(), "dualStack");
     assertChangedOnly(
-        BASE.withTimings(Duration.ofSeconds(7), Duration.ofMillis(20)),
+        BASE.toBuilder()
+            .proxyReadyTimeout(Duration.ofSeconds(7))
+            .pollInterval(Duration.ofMillis(20))
+            .build(),
         "proxyReadyTimeout",
         "pollInterval");
     assertChangedOnly(
-        BASE.withTrustedRuntimeHandlers(List.of("runsc", "kata")), "trustedRuntimeHandlers");
+        BASE.toBuilder().trustedRuntimeHandlers(List.of("runsc", "kata")).build(),
+        "trustedRuntimeHandlers");
     assertChangedOnly(
-        BASE.withProbe(Duration.ofMillis(200), Duration.ofSeconds(3)),
+        BASE.toBuilder()
+            .probeTimeout(Duration.ofMillis(200))
+            .probeCacheTtl(Duration.ofSeconds(3))
+            .build(),
         "probeTimeout",
         "probeCacheTtl");
     assertChangedOnly(
-        BASE.withClusterCidrs(List.of("192.0.2.0/24"), List.of("198.51.100.7/32")),
+        BASE.toBuilder()
+            .nodeCidrs(List.of("192.0.2.0/24"))
+            .apiServerCidrs(List.of("198.51.100.7/32"))
+            .build(),
         "nodeCidrs",
         "apiServerCidrs");
-    assertThat(BASE.withTimings(Duration.ofSeconds(7), Duration.ofMillis(20)).pollInterval())
+    assertChangedOnly(
+        BASE.toBuilder()
+            .sessions(
+                new SessionSettings(
+                    7445,
+                    7446,
+                    SessionSettings.DEFAULT.controlPlanePodLabels(),
+                    Duration.ofSeconds(30)))
+            .build(),
+        "sessions");
+    assertThat(
+            BASE.toBuilder()
+                .proxyReadyTimeout(Duration.ofSeconds(7))
+                .pollInterval(Duration.ofMillis(20))
+                .build()
+                .pollInterval())
         .isEqualTo(Duration.ofMillis(20));
   }
 
   @Test
   void aCopyIsValidatedLikeANewConfig() {
-    assertThatThrownBy(() -> BASE.withTimings(Duration.ZERO, Duration.ofSeconds(1)))
+    assertThatThrownBy(
+            () ->
+                BASE.toBuilder()
+                    .proxyReadyTimeout(Duration.ZERO)
+                    .pollInterval(Duration.ofSeconds(1))
+                    .build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("proxyReadyTimeout must be positive");
-    assertThatThrownBy(() -> BASE.withTrustedRuntimeHandlers(List.of()))
+    assertThatThrownBy(() -> BASE.toBuilder().trustedRuntimeHandlers(List.of()).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("trustedRuntimeHandlers is empty");
   }

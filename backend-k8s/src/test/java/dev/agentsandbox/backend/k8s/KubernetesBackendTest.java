@@ -69,7 +69,10 @@ class KubernetesBackendTest {
   private KubernetesBackend backend(KubernetesBackendConfig config) {
     return new KubernetesBackend(
         client,
-        config.withTimings(Duration.ofSeconds(15), Duration.ofMillis(20)),
+        config.toBuilder()
+            .proxyReadyTimeout(Duration.ofSeconds(15))
+            .pollInterval(Duration.ofMillis(20))
+            .build(),
         Clock.systemUTC());
   }
 
@@ -116,7 +119,7 @@ class KubernetesBackendTest {
     assertThat(plain.runtime()).isEqualTo(KubernetesBackend.NODE_DEFAULT_RUNTIME);
     assertThat(plain.detail())
         .contains("has handler runc, not one of the trusted gVisor handlers [runsc]");
-    Probe strict = backend(Specs.config().withRequireRuntimeClass(true)).probe();
+    Probe strict = backend(Specs.config().toBuilder().requireRuntimeClass(true).build()).probe();
     assertThat(strict.available()).isFalse();
     assertThat(strict.detail()).contains("has handler runc");
     SandboxPlan plan = backend().plan(Specs.spec("h0"));
@@ -130,7 +133,8 @@ class KubernetesBackendTest {
     assertThat(namespaceExists("h1")).isFalse();
     // An operator who installed runsc under another handler name says so.
     KubernetesBackend trusting =
-        backend(Specs.config().withTrustedRuntimeHandlers(List.of("runsc", "runc")));
+        backend(
+            Specs.config().toBuilder().trustedRuntimeHandlers(List.of("runsc", "runc")).build());
     assertThat(trusting.probe().isolation()).isEqualTo(Isolation.GVISOR);
   }
 
@@ -162,7 +166,7 @@ class KubernetesBackendTest {
     assertThat(plain.available()).isTrue();
     assertThat(plain.isolation()).isEqualTo(Isolation.CONTAINER);
     assertThat(plain.detail()).contains("require_runtime_class");
-    Probe strict = backend(Specs.config().withRequireRuntimeClass(true)).probe();
+    Probe strict = backend(Specs.config().toBuilder().requireRuntimeClass(true).build()).probe();
     assertThat(strict.available()).isFalse();
     assertThat(strict.detail())
         .contains("RuntimeClass gvisor not found", "runtimeclass-gvisor.yaml");
@@ -257,7 +261,8 @@ class KubernetesBackendTest {
 
   @Test
   void refusesUnderRequireRuntimeClassAndCreatesNothing() {
-    KubernetesBackend strict = backend(Specs.config().withRequireRuntimeClass(true));
+    KubernetesBackend strict =
+        backend(Specs.config().toBuilder().requireRuntimeClass(true).build());
     assertThatThrownBy(() -> strict.launch(Specs.spec("rq1"), listener))
         .isInstanceOf(UnableToLaunchSandboxException.class)
         .hasMessageContaining("launch of run rq1 on Kubernetes refused")
@@ -476,7 +481,10 @@ class KubernetesBackendTest {
     KubernetesBackend impatient =
         new KubernetesBackend(
             client,
-            Specs.config().withTimings(Duration.ofMillis(300), Duration.ofMillis(20)),
+            Specs.config().toBuilder()
+                .proxyReadyTimeout(Duration.ofMillis(300))
+                .pollInterval(Duration.ofMillis(20))
+                .build(),
             Clock.systemUTC());
     assertThatThrownBy(() -> impatient.launch(Specs.spec("r8"), listener))
         .isInstanceOf(UnableToLaunchSandboxException.class)
@@ -494,7 +502,10 @@ class KubernetesBackendTest {
     KubernetesBackend impatient =
         new KubernetesBackend(
             client,
-            Specs.config().withTimings(Duration.ofSeconds(3), Duration.ofMillis(20)),
+            Specs.config().toBuilder()
+                .proxyReadyTimeout(Duration.ofSeconds(3))
+                .pollInterval(Duration.ofMillis(20))
+                .build(),
             Clock.systemUTC());
     assertThatThrownBy(() -> impatient.launch(Specs.spec("r9"), listener))
         .isInstanceOf(UnableToLaunchSandboxException.class)

@@ -83,7 +83,10 @@ class KubernetesCredentialsTest {
   private static KubernetesBackend backend() {
     return new KubernetesBackend(
         client,
-        Specs.config().withTimings(Duration.ofSeconds(15), Duration.ofMillis(20)),
+        Specs.config().toBuilder()
+            .proxyReadyTimeout(Duration.ofSeconds(15))
+            .pollInterval(Duration.ofMillis(20))
+            .build(),
         Clock.systemUTC());
   }
 

@@ -213,7 +213,10 @@ class KubernetesInspectionTest {
     KubernetesBackend backend =
         new KubernetesBackend(
             client,
-            Specs.config().withTimings(Duration.ofSeconds(15), Duration.ofMillis(20)),
+            Specs.config().toBuilder()
+                .proxyReadyTimeout(Duration.ofSeconds(15))
+                .pollInterval(Duration.ofMillis(20))
+                .build(),
             Clock.systemUTC());
     try (Sandbox sandbox = backend.launch(inspecting("i2"), listener)) {
       String ns = "agent-run-i2";

@@ -92,7 +92,10 @@ class KubernetesOutputsTest {
     KubernetesBackend backend =
         new KubernetesBackend(
             client,
-            Specs.config().withTimings(Duration.ofSeconds(15), Duration.ofMillis(20)),
+            Specs.config().toBuilder()
+                .proxyReadyTimeout(Duration.ofSeconds(15))
+                .pollInterval(Duration.ofMillis(20))
+                .build(),
             Clock.systemUTC());
     return backend.launch(Specs.spec(runId), listener);
   }

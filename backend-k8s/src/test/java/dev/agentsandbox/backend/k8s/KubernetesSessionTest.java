@@ -95,11 +95,13 @@ class KubernetesSessionTest {
   }
 
   static KubernetesBackendConfig config(Duration ready) throws Exception {
-    return Specs.config()
-        .withTimings(Duration.ofSeconds(15), Duration.ofMillis(20))
-        .withSessions(
+    return Specs.config().toBuilder()
+        .proxyReadyTimeout(Duration.ofSeconds(15))
+        .pollInterval(Duration.ofMillis(20))
+        .sessions(
             new SessionSettings(
-                freePort(), freePort(), SessionSettings.DEFAULT.controlPlanePodLabels(), ready));
+                freePort(), freePort(), SessionSettings.DEFAULT.controlPlanePodLabels(), ready))
+        .build();
   }
 
   private KubernetesBackend backend(Duration ready) throws Exception {

@@ -33,7 +33,7 @@ class NetworkFenceReachabilityTest {
           Specs.GATEWAY);
 
   private static final KubernetesBundle BUNDLE =
-      new BundleFactory(Specs.config().withDualStack(true))
+      new BundleFactory(Specs.config().toBuilder().dualStack(true).build())
           .build(
               Specs.spec("r42", INTERNAL, false), Optional.of("gvisor"), Optional.of("10.43.7.9"));
 
@@ -323,11 +323,10 @@ class NetworkFenceReachabilityTest {
   void theProxyCannotReachNodesOrTheApiServerEvenAtPublicOrInternalAddresses() {
     KubernetesBundle fenced =
         new BundleFactory(
-                Specs.config()
-                    .withDualStack(true)
-                    .withClusterCidrs(
-                        List.of("45.67.89.0/24", "10.20.5.0/24", "2a05:d018:7::/48"),
-                        List.of("45.67.90.10/32")))
+                Specs.config().toBuilder().dualStack(true).build().toBuilder()
+                    .nodeCidrs(List.of("45.67.89.0/24", "10.20.5.0/24", "2a05:d018:7::/48"))
+                    .apiServerCidrs(List.of("45.67.90.10/32"))
+                    .build())
             .build(
                 Specs.spec("r42", INTERNAL, false),
                 Optional.of("gvisor"),

@@ -409,7 +409,10 @@ class RbacContractTest {
       KubernetesBackend backend =
           new KubernetesBackend(
               backendClient,
-              Specs.config().withTimings(Duration.ofSeconds(15), Duration.ofMillis(20)),
+              Specs.config().toBuilder()
+                  .proxyReadyTimeout(Duration.ofSeconds(15))
+                  .pollInterval(Duration.ofMillis(20))
+                  .build(),
               Clock.systemUTC());
       SandboxListener listener =
           new SandboxListener() {

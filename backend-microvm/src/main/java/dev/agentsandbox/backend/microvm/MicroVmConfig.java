@@ -4,7 +4,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Consumer;
 
 /**
  * How the microVM backend builds each run's VM, beyond what the run itself specifies.
@@ -116,52 +115,39 @@ public record MicroVmConfig(
         Duration.ofSeconds(60));
   }
 
-  /** The same configuration under another accelerator ({@code kvm} or {@code tcg}). */
-  public MicroVmConfig withAccel(String value) {
-    return with(c -> c.accel = value);
+  /** A builder holding this configuration's values, to change some of them. */
+  public Builder toBuilder() {
+    return new Builder(this);
   }
 
-  /** The same configuration with another run directory and subnet pool (tests, several hosts). */
-  public MicroVmConfig withRunDirAndPool(Path dir, String pool) {
-    return with(
-        c -> {
-          c.runDir = dir;
-          c.subnetPool = pool;
-        });
-  }
+  /**
+   * The values of one configuration, each settable; {@link #build()} validates them together in the
+   * canonical constructor.
+   */
+  public static final class Builder {
+    private String accel;
+    private Path qemu;
+    private Path kernel;
+    private Path modules;
+    private Path busybox;
+    private Path cacheDir;
+    private Path runDir;
+    private String subnetPool;
+    private int proxyPort;
+    private List<String> proxyCommand;
+    private int vmmUidBase;
+    private int vmmGid;
+    private int proxyUidBase;
+    private int proxyGid;
+    private int workloadUid;
+    private int tmpfsMb;
+    private int workspaceMb;
+    private int guestOverheadMb;
+    private long tscKhz;
+    private Duration bootTimeout;
+    private Duration proxyReadyTimeout;
 
-  /** A copy with some fields changed, validated again by the canonical constructor. */
-  private MicroVmConfig with(Consumer<Copy> change) {
-    Copy copy = new Copy(this);
-    change.accept(copy);
-    return copy.build();
-  }
-
-  /** The fields of one configuration, writable, so each with-er names only what it changes. */
-  private static final class Copy {
-    String accel;
-    Path qemu;
-    Path kernel;
-    Path modules;
-    Path busybox;
-    Path cacheDir;
-    Path runDir;
-    String subnetPool;
-    int proxyPort;
-    List<String> proxyCommand;
-    int vmmUidBase;
-    int vmmGid;
-    int proxyUidBase;
-    int proxyGid;
-    int workloadUid;
-    int tmpfsMb;
-    int workspaceMb;
-    int guestOverheadMb;
-    long tscKhz;
-    Duration bootTimeout;
-    Duration proxyReadyTimeout;
-
-    Copy(MicroVmConfig c) {
+    private Builder(MicroVmConfig c) {
       accel = c.accel;
       qemu = c.qemu;
       kernel = c.kernel;
@@ -185,7 +171,117 @@ public record MicroVmConfig(
       proxyReadyTimeout = c.proxyReadyTimeout;
     }
 
-    MicroVmConfig build() {
+    public Builder accel(String value) {
+      accel = value;
+      return this;
+    }
+
+    public Builder qemu(Path value) {
+      qemu = value;
+      return this;
+    }
+
+    public Builder kernel(Path value) {
+      kernel = value;
+      return this;
+    }
+
+    public Builder modules(Path value) {
+      modules = value;
+      return this;
+    }
+
+    public Builder busybox(Path value) {
+      busybox = value;
+      return this;
+    }
+
+    public Builder cacheDir(Path value) {
+      cacheDir = value;
+      return this;
+    }
+
+    public Builder runDir(Path value) {
+      runDir = value;
+      return this;
+    }
+
+    public Builder subnetPool(String value) {
+      subnetPool = value;
+      return this;
+    }
+
+    public Builder proxyPort(int value) {
+      proxyPort = value;
+      return this;
+    }
+
+    public Builder proxyCommand(List<String> value) {
+      proxyCommand = value;
+      return this;
+    }
+
+    public Builder vmmUidBase(int value) {
+      vmmUidBase = value;
+      return this;
+    }
+
+    public Builder vmmGid(int value) {
+      vmmGid = value;
+      return this;
+    }
+
+    public Builder proxyUidBase(int value) {
+      proxyUidBase = value;
+      return this;
+    }
+
+    public Builder proxyGid(int value) {
+      proxyGid = value;
+      return this;
+    }
+
+    public Builder workloadUid(int value) {
+      workloadUid = value;
+      return this;
+    }
+
+    public Builder tmpfsMb(int value) {
+      tmpfsMb = value;
+      return this;
+    }
+
+    public Builder workspaceMb(int value) {
+      workspaceMb = value;
+      return this;
+    }
+
+    public Builder guestOverheadMb(int value) {
+      guestOverheadMb = value;
+      return this;
+    }
+
+    public Builder tscKhz(long value) {
+      tscKhz = value;
+      return this;
+    }
+
+    public Builder bootTimeout(Duration value) {
+      bootTimeout = value;
+      return this;
+    }
+
+    public Builder proxyReadyTimeout(Duration value) {
+      proxyReadyTimeout = value;
+      return this;
+    }
+
+    /**
+     * The configuration.
+     *
+     * @throws IllegalArgumentException naming the value that is wrong
+     */
+    public MicroVmConfig build() {
       return new MicroVmConfig(
           accel,
           qemu,

@@ -439,9 +439,10 @@ final class MicroVmSandbox implements Sandbox {
         throw new IOException("not a regular file");
       }
       channel = FileChannel.open(disk, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-      // Only as much as the disk was made: a VMM that grew the file gains nothing by it.
+      // Only as much as the disk was made (a VMM that grew the file gains nothing by it), and no
+      // more than the run's caps can keep (RunContract.outArchiveLimit).
       OutputDisk.Listing listing =
-          OutputDisk.list(channel, OutputDisk.MAX_ENTRIES, layout.outputDiskBytes());
+          OutputDisk.list(channel, OutputDisk.MAX_ENTRIES, layout.outputReadLimit());
       listing
           .stopped()
           .ifPresent(
@@ -453,7 +454,7 @@ final class MicroVmSandbox implements Sandbox {
                       runId,
                       why,
                       listing.entries().size()));
-      return Optional.of(OutputDisk.archive(channel, listing.entries()));
+      return Optional.of(OutputDisk.archive(channel, listing));
     } catch (IOException e) {
       closeQuietly(channel);
       throw new SandboxException(

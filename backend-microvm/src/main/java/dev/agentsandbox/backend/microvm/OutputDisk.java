@@ -111,7 +111,11 @@ final class OutputDisk {
       long contentOffset = position + RECORD;
       long padded = (size + RECORD - 1) / RECORD * RECORD;
       if (size > end - contentOffset || padded > end - contentOffset) {
-        return stopped(entries, "an entry at offset " + position + " reaches past the disk's end");
+        return stopped(
+            entries,
+            "an entry at offset "
+                + position
+                + " reaches past the disk's end as read (its size, at most the run's output cap plus headers)");
       }
       byte type = block[156];
       position = contentOffset + padded;
@@ -161,7 +165,16 @@ final class OutputDisk {
    * stream closes {@code disk}.
    */
   static InputStream archive(FileChannel disk, List<Entry> entries) {
-    return new Archive(disk, entries.iterator());
+    return new Archive(disk, entries.iterator(), Optional.empty());
+  }
+
+  /**
+   * {@link #archive(FileChannel, List)} of a listing: when reading the disk stopped early, the
+   * archive does not end after the entries read but fails with the reason, so that its reader names
+   * what was not read rather than taking the archive for whole.
+   */
+  static InputStream archive(FileChannel disk, Listing listing) {
+    return new Archive(disk, listing.entries().iterator(), listing.stopped());
   }
 
   private static Listing stopped(List<Entry> entries, String why) {
@@ -266,6 +279,7 @@ final class OutputDisk {
     private static final int CHUNK = 64 * 1024;
     private final FileChannel disk;
     private final Iterator<Entry> entries;
+    private final Optional<String> stopped;
     private final ByteArrayOutputStream sink = new ByteArrayOutputStream();
     private final TarArchiveOutputStream tar;
     private byte[] pending = new byte[0];
@@ -274,9 +288,10 @@ final class OutputDisk {
     private long copied;
     private boolean done;
 
-    Archive(FileChannel disk, Iterator<Entry> entries) {
+    Archive(FileChannel disk, Iterator<Entry> entries, Optional<String> stopped) {
       this.disk = disk;
       this.entries = entries;
+      this.stopped = stopped;
       this.tar = new TarArchiveOutputStream(sink, RECORD, StandardCharsets.UTF_8.name());
       tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_GNU);
       tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
@@ -323,6 +338,9 @@ final class OutputDisk {
         current = entries.next();
         copied = 0;
         tar.putArchiveEntry(tarEntry(current));
+      } else if (stopped.isPresent()) {
+        done = true;
+        throw new IOException("reading the output disk stopped early: " + stopped.get());
       } else {
         tar.finish();
         done = true;

@@ -124,6 +124,15 @@ final class VmLayout {
     return (config.workspaceMb() + OUTPUT_HEADROOM_MB) * 1024L * 1024L;
   }
 
+  /**
+   * How much of the output disk is read: its size, and no more than what the run's caps can keep
+   * plus room for headers ({@link dev.agentsandbox.backend.RunContract#outArchiveLimit}).
+   */
+  long outputReadLimit() {
+    return Math.min(
+        outputDiskBytes(), dev.agentsandbox.backend.RunContract.outArchiveLimit(spec.outputs()));
+  }
+
   Path consoleLog() {
     return vmmDir().resolve("console.log");
   }

@@ -17,10 +17,11 @@ class MicroVmConfigTest {
 
   @Test
   void eachWithChangesOnlyWhatItNames() throws Exception {
-    MicroVmConfig tcg = BASE.withAccel("tcg");
+    MicroVmConfig tcg = BASE.toBuilder().accel("tcg").build();
     assertChangedOnly(tcg, "accel");
     assertThat(tcg.emulated()).isTrue();
-    MicroVmConfig moved = BASE.withRunDirAndPool(Path.of("/tmp/vm-runs"), "10.214.0.0/24");
+    MicroVmConfig moved =
+        BASE.toBuilder().runDir(Path.of("/tmp/vm-runs")).subnetPool("10.214.0.0/24").build();
     assertChangedOnly(moved, "runDir", "subnetPool");
     assertThat(moved.runDir()).isEqualTo(Path.of("/tmp/vm-runs"));
     assertThat(moved.subnetPool()).isEqualTo("10.214.0.0/24");
@@ -28,7 +29,7 @@ class MicroVmConfigTest {
 
   @Test
   void aCopyIsValidatedLikeANewConfig() {
-    assertThatThrownBy(() -> BASE.withAccel("hvf"))
+    assertThatThrownBy(() -> BASE.toBuilder().accel("hvf").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("accel must be kvm or tcg");
   }

@@ -56,7 +56,9 @@ final class MicroVmItSupport {
                 "-XX:-UsePerfData",
                 "-jar",
                 PROXY_JAR.toAbsolutePath().normalize().toString()))
-        .withAccel(accel);
+        .toBuilder()
+        .accel(accel)
+        .build();
   }
 
   /** The backend, failing the test class loudly (never skipping) when this host cannot run it. */

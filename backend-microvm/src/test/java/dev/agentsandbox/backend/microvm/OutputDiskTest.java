@@ -233,6 +233,51 @@ class OutputDiskTest {
   }
 
   @Test
+  void aFileLargerThanTheRunCanKeepStopsTheReadingAtItsCapPlusHeaders() throws IOException {
+    // Issue 26 item 2 on this backend: the guest archives a file larger than the run may keep (a
+    // sparse one fills the output disk with zeros; the disk has the size the backend gave it).
+    // Reading stops at the run's cap plus headers, not at the disk's end, and the collector keeps
+    // what came before and says where it stopped.
+    int big = 3 << 20;
+    byte[] image =
+        concat(
+            entry(Raw.folder("out/")),
+            entry(Raw.file("out/a.txt", "kept")),
+            header("out/big", '0', big, ""),
+            pad(big),
+            pad(1024));
+    Path disk = dir.resolve("disk");
+    Files.write(disk, image);
+    long limit =
+        dev.agentsandbox.backend.RunContract.outArchiveLimit(
+            new dev.agentsandbox.policy.config.OutputLimits(1 << 20, 10));
+    CollectedOutputs collected;
+    try (FileChannel channel = FileChannel.open(disk)) {
+      OutputDisk.Listing listing = OutputDisk.list(channel, OutputDisk.MAX_ENTRIES, limit);
+      assertThat(listing.entries())
+          .extracting(OutputDisk.Entry::name)
+          .containsExactly("out/", "out/a.txt");
+      assertThat(listing.stopped())
+          .hasValueSatisfying(why -> assertThat(why).contains("reaches past"));
+      try (InputStream archive = OutputDisk.archive(channel, listing)) {
+        collected =
+            new OutputCollector(new FolderArtifactStore(dir.resolve("store")), dir.resolve("spool"))
+                .collect("run1", archive, "out", new OutputCaps(1 << 20, 10));
+      }
+    }
+    assertThat(collected.kept()).extracting(a -> a.path()).containsExactly("a.txt");
+    assertThat(collected.dropped())
+        .extracting(d -> d.path() + " " + d.reason())
+        .singleElement()
+        .satisfies(
+            d ->
+                assertThat(d)
+                    .startsWith("(the rest of the archive: reading the output disk stopped early:")
+                    .contains("reaches past")
+                    .endsWith("TRUNCATED"));
+  }
+
+  @Test
   void readingStopsAtTheEntryCap() throws IOException {
     List<Raw> many = new ArrayList<>();
     for (int i = 0; i < 12; i++) {

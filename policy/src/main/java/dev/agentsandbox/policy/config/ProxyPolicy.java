@@ -140,6 +140,15 @@ public record ProxyPolicy(
    * network at {@code port}, decisions on standard output.
    */
   public static ProxyPolicy forRun(RunEgress egress, String runId, int port) {
+    return forRun(egress, runId, "0.0.0.0", port);
+  }
+
+  /**
+   * The document for one run's proxy listening on {@code host} only (its address on the sandbox's
+   * side of the fence), at {@code port}, decisions on standard output. A run that inspects hosts
+   * needs {@link #forRun(RunEgress, String, String, int, Instant, String)}.
+   */
+  public static ProxyPolicy forRun(RunEgress egress, String runId, String host, int port) {
     if (!egress.inspect().isEmpty()) {
       // Dropping the section would let every inspected host's traffic through unruled.
       throw new IllegalArgumentException(
@@ -147,7 +156,7 @@ public record ProxyPolicy(
               + runId
               + " inspects hosts: its policy needs the CA's expiry and a credentials folder");
     }
-    return forRun(egress, runId, port, Instant.EPOCH, PROXY_CREDENTIALS_DIR);
+    return forRun(egress, runId, host, port, Instant.EPOCH, PROXY_CREDENTIALS_DIR);
   }
 
   /**
@@ -158,6 +167,22 @@ public record ProxyPolicy(
    */
   public static ProxyPolicy forRun(
       RunEgress egress, String runId, int port, Instant caExpiresAt, String credentialsDir) {
+    return forRun(egress, runId, "0.0.0.0", port, caExpiresAt, credentialsDir);
+  }
+
+  /**
+   * The document for one run's proxy listening on {@code host} only, at {@code port}, decisions on
+   * standard output; when the run inspects hosts, its CA expires at {@code caExpiresAt} (the run's
+   * end) and the injected credentials are read from {@code credentialsDir}.
+   */
+  public static ProxyPolicy forRun(
+      RunEgress egress,
+      String runId,
+      String host,
+      int port,
+      Instant caExpiresAt,
+      String credentialsDir) {
+    Objects.requireNonNull(host, "host");
     Optional<InspectPolicy> inspect =
         egress.inspect().isEmpty()
             ? Optional.empty()
@@ -170,7 +195,7 @@ public record ProxyPolicy(
                         : Optional.empty(),
                     egress.upstreamCa()));
     return new ProxyPolicy(
-        "0.0.0.0:" + port,
+        (host.contains(":") ? "[" + host + "]" : host) + ":" + port,
         egress.allow(),
         egress.instanceAllow(),
         egress.internal().stream().map(InternalDestination::rule).toList(),

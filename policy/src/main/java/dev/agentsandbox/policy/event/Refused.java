@@ -15,6 +15,9 @@ import java.util.Objects;
  * @param command the request's command, secrets redacted
  * @param revocations credentials minted before the refusal and what became of each (written only
  *     when some had been minted)
+ * @param tokenAgents the agents the asking token is limited to, sorted (written only for such a
+ *     token: its request of another agent is refused as {@code agent_not_listed}, and this says
+ *     why; docs/architecture.md invariant 13)
  */
 public record Refused(
     String reason,
@@ -22,7 +25,8 @@ public record Refused(
     List<String> problems,
     List<String> envKeys,
     List<String> command,
-    List<Revocation> revocations)
+    List<Revocation> revocations,
+    List<String> tokenAgents)
     implements RunEvent {
 
   public Refused {
@@ -32,6 +36,7 @@ public record Refused(
     envKeys = List.copyOf(envKeys);
     command = List.copyOf(command);
     revocations = List.copyOf(revocations);
+    tokenAgents = List.copyOf(tokenAgents);
   }
 
   @Override
@@ -51,6 +56,9 @@ public record Refused(
     if (!revocations.isEmpty()) {
       tree.put("revocations", revocations.stream().map(Revocation::toTree).toList());
     }
+    if (!tokenAgents.isEmpty()) {
+      tree.put("token_agents", tokenAgents);
+    }
     return tree.build();
   }
 
@@ -63,7 +71,8 @@ public record Refused(
             f.stringsOrEmpty("problems"),
             f.stringsOrEmpty("env_keys"),
             f.stringsOrEmpty("command"),
-            f.has("revocations") ? f.objects("revocations", Revocation::read) : List.of());
+            f.has("revocations") ? f.objects("revocations", Revocation::read) : List.of(),
+            f.stringsOrEmpty("token_agents"));
     f.done();
     return refused;
   }

@@ -73,7 +73,18 @@ class RunEventTest {
                 List.of("env.HTTPS_PROXY: proxy settings are the sandbox's own"),
                 List.of("HTTPS_PROXY"),
                 List.of("ok"),
+                List.of(),
                 List.of())),
+        Arguments.of(
+            "a refusal of a token limited to other agents",
+            new Refused(
+                "agent_not_listed",
+                "running agent bravo: the agent has no sandbox configuration",
+                List.of(),
+                List.of(),
+                List.of("ok"),
+                List.of(),
+                List.of("alpha", "charlie"))),
         Arguments.of(
             "a refusal after minting",
             new Refused(
@@ -89,7 +100,8 @@ class RunEventTest {
                         "command",
                         Revocation.Outcome.EXPIRES,
                         LATER,
-                        Optional.of("no revoke command is registered"))))),
+                        Optional.of("no revoke command is registered"))),
+                List.of())),
         Arguments.of(
             "credentials issued",
             new CredentialsIssued(

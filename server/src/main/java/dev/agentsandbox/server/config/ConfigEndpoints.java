@@ -2,6 +2,7 @@ package dev.agentsandbox.server.config;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.AllowList;
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
 import dev.agentsandbox.server.governance.GovernedConfigs;
@@ -12,6 +13,7 @@ import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
 import java.io.IOException;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -21,7 +23,9 @@ import java.util.function.Function;
  * {@code GET}/{@code PUT} of the agent sandbox configuration and the instance egress policy. Each
  * answer carries the stored version as {@code version} and as the {@code ETag}; the sandbox
  * configuration also shows each agent's {@code effective_allow}: its allow-list narrowed by its
- * scope's egress policy rule, which is what will really apply.
+ * scope's egress policy rule, which is what will really apply. A token limited to agents reads only
+ * its agents' settings and the egress policy's rules that apply to them (docs/architecture.md
+ * invariant 13); it cannot hold the scope to change either.
  */
 public final class ConfigEndpoints {
   private final GovernedConfigs configs;
@@ -33,19 +37,23 @@ public final class ConfigEndpoints {
   }
 
   public Response getSandbox(Request request) {
-    return get(request, GovernedDocument.SANDBOX, this::sandboxView);
+    AgentGrant grant = request.principal().agents();
+    return get(request, GovernedDocument.SANDBOX, current -> sandboxView(current, grant));
   }
 
   public Response putSandbox(Request request) throws IOException {
-    return put(request, GovernedDocument.SANDBOX, this::sandboxView);
+    AgentGrant grant = request.principal().agents();
+    return put(request, GovernedDocument.SANDBOX, current -> sandboxView(current, grant));
   }
 
   public Response getEgressPolicy(Request request) {
-    return get(request, GovernedDocument.EGRESS_POLICY, this::egressView);
+    AgentGrant grant = request.principal().agents();
+    return get(request, GovernedDocument.EGRESS_POLICY, current -> egressView(current, grant));
   }
 
   public Response putEgressPolicy(Request request) throws IOException {
-    return put(request, GovernedDocument.EGRESS_POLICY, this::egressView);
+    AgentGrant grant = request.principal().agents();
+    return put(request, GovernedDocument.EGRESS_POLICY, current -> egressView(current, grant));
   }
 
   /** {@code GET}: the document's current version in its view. */
@@ -83,13 +91,14 @@ public final class ConfigEndpoints {
     throw ApiException.badRequest("dry_run must be true or false");
   }
 
-  private Map<String, Object> sandboxView(Versioned<SandboxConfig> current) {
+  private Map<String, Object> sandboxView(Versioned<SandboxConfig> current, AgentGrant grant) {
     EgressPolicy policy = configs.current(GovernedDocument.EGRESS_POLICY).document();
     Map<String, Object> view = metadata(current);
     Map<String, Object> tree = current.document().toTree();
     Map<String, AllowList> effective = current.document().effectiveAllow(policy);
     @SuppressWarnings("unchecked")
     Map<String, Object> agents = (Map<String, Object>) tree.get("agents");
+    agents.keySet().removeIf(name -> !grant.permits(name));
     agents.replaceAll(
         (name, agentTree) -> {
           @SuppressWarnings("unchecked")
@@ -101,9 +110,27 @@ public final class ConfigEndpoints {
     return view;
   }
 
-  private Map<String, Object> egressView(Versioned<EgressPolicy> current) {
+  private Map<String, Object> egressView(Versioned<EgressPolicy> current, AgentGrant grant) {
     Map<String, Object> view = metadata(current);
-    view.putAll(current.document().toTree());
+    Map<String, Object> tree = current.document().toTree();
+    if (grant.limited()) {
+      // Only the rules of the scopes its agents are in: the others name other teams' reach.
+      Set<String> scopes = new HashSet<>();
+      configs
+          .current(GovernedDocument.SANDBOX)
+          .document()
+          .agents()
+          .forEach(
+              (name, agent) -> {
+                if (grant.permits(name)) {
+                  scopes.add(agent.scope());
+                }
+              });
+      @SuppressWarnings("unchecked")
+      Map<String, Object> rules = (Map<String, Object>) tree.get("scopes");
+      rules.keySet().removeIf(scope -> !scopes.contains(scope));
+    }
+    view.putAll(tree);
     return view;
   }
 

@@ -12,9 +12,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP entry point: routes, authenticates, calls the handler, maps failures, counts and logs
- * each request. Logs carry the method, route template, status, duration and token name; never the
- * token, the query or the body.
+ * The HTTP entry point: routes, authenticates, checks that the token may touch the run a path names
+ * ({@link RunGuard}), calls the handler, maps failures, counts and logs each request. Logs carry
+ * the method, route template, status, duration and token name; never the token, the query or the
+ * body.
  */
 public final class ApiHandler implements HttpHandler {
   private static final Logger ACCESS = LoggerFactory.getLogger("dev.agentsandbox.server.access");
@@ -29,6 +30,7 @@ public final class ApiHandler implements HttpHandler {
 
   private final Router router;
   private final Authenticator authenticator;
+  private final RunGuard runs;
   private final ErrorMapper errors;
   private final ServerMetrics metrics;
   private final ObjectMapper mapper;
@@ -37,12 +39,14 @@ public final class ApiHandler implements HttpHandler {
   public ApiHandler(
       Router router,
       Authenticator authenticator,
+      RunGuard runs,
       ErrorMapper errors,
       ServerMetrics metrics,
       ObjectMapper mapper,
       long maxBodyBytes) {
     this.router = router;
     this.authenticator = authenticator;
+    this.runs = runs;
     this.errors = errors;
     this.metrics = metrics;
     this.mapper = mapper;
@@ -68,6 +72,12 @@ public final class ApiHandler implements HttpHandler {
                 route.scope(),
                 route.runSelf() ? Optional.ofNullable(match.params().get("id")) : Optional.empty());
         actor = principal.name();
+        String runId = match.params().get("id");
+        if (runId != null) {
+          // Every endpoint of a run, before its handler: a run of an agent the token may not touch
+          // is answered as one that does not exist (docs/architecture.md invariant 13).
+          runs.check(principal, runId);
+        }
       }
       Request request = new Request(exchange, match.params(), mapper, maxBodyBytes, principal);
       response = route.handler().handle(request);

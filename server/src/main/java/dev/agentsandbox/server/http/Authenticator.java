@@ -1,5 +1,6 @@
 package dev.agentsandbox.server.http;
 
+import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.TokenInfo;
 import dev.agentsandbox.store.TokenStore;
 import java.util.Map;
@@ -64,11 +65,29 @@ public final class Authenticator {
   }
 
   /**
-   * Checks that the token holds {@code scope}.
+   * Checks that the token holds {@code scope} ({@link Scopes#ANY_TOKEN}: any valid token does). A
+   * token limited to agents never holds an instance-wide scope, whatever it was created with: the
+   * command line refuses to create one, and this refuses to use one.
    *
    * @throws ApiException 403 naming the missing scope
    */
   public static void requireScope(TokenInfo token, String scope) {
+    if (scope.equals(Scopes.ANY_TOKEN)) {
+      return;
+    }
+    if (token.agents().limited() && !Scopes.AGENT_SCOPED.contains(scope)) {
+      throw new ApiException(
+          403,
+          "missing_scope",
+          "token '"
+              + token.name()
+              + "' is limited to agents "
+              + String.join(", ", token.agents().named())
+              + " and cannot use the instance-wide scope "
+              + scope
+              + " (use a token of every agent)",
+          Map.of("missing_scope", scope));
+    }
     if (!token.scopes().contains(scope)) {
       throw new ApiException(
           403,

@@ -44,7 +44,7 @@ public final class RunEndpoints {
   /** {@code POST .../plan}: what a run would create; YAML with {@code Accept: application/yaml}. */
   public Response plan(Request request) throws IOException {
     RunRequest run = RunRequestReader.read(request.jsonBody());
-    ObjectNode plan = render.plan(runs.plan(run));
+    ObjectNode plan = render.plan(runs.plan(run, request.principal().agents()));
     String accept = request.header("Accept").orElse("").toLowerCase(Locale.ROOT);
     if (accept.contains("application/yaml") || accept.contains("application/x-yaml")) {
       return Response.text(200, "application/yaml", yaml.writeValueAsString(plan));
@@ -57,7 +57,10 @@ public final class RunEndpoints {
     RunRequest run = RunRequestReader.read(request.jsonBody());
     try {
       return Response.json(
-          200, Json.bytes(mapper, render.run(runs.run(request.principal().name(), run))));
+          200,
+          Json.bytes(
+              mapper,
+              render.run(runs.run(request.principal().name(), request.principal().agents(), run))));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted while waiting for the run");
@@ -67,7 +70,7 @@ public final class RunEndpoints {
   /** {@code POST .../runs}: starts a run and answers 202 at once with its id. */
   public Response start(Request request) throws IOException {
     RunRequest run = RunRequestReader.read(request.jsonBody());
-    String runId = runs.start(request.principal().name(), run);
+    String runId = runs.start(request.principal().name(), request.principal().agents(), run);
     ObjectNode body = mapper.createObjectNode();
     body.put("run_id", runId);
     body.put("status", "pending");
@@ -97,7 +100,14 @@ public final class RunEndpoints {
         200,
         Json.bytes(
             mapper,
-            render.list(runs.recent(request.query().get("agent"), wanted, since, labels, limit))));
+            render.list(
+                runs.recent(
+                    request.principal().agents(),
+                    request.query().get("agent"),
+                    wanted,
+                    since,
+                    labels,
+                    limit))));
   }
 
   /** {@code GET .../runs/{id}}: the run's state and, once ended, its result. */

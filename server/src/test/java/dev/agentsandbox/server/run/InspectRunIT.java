@@ -84,7 +84,9 @@ class InspectRunIT {
                     "-XX:TieredStopAtLevel=1",
                     "-jar",
                     proxyJar.toAbsolutePath().normalize().toString()))
-            .withAccel(System.getenv().getOrDefault("AGENT_SANDBOX_MICROVM_ACCEL", "tcg"));
+            .toBuilder()
+            .accel(System.getenv().getOrDefault("AGENT_SANDBOX_MICROVM_ACCEL", "tcg"))
+            .build();
     MicroVmBackend backend = new MicroVmBackend(config);
     Probe probe = backend.probe();
     if (!probe.available()) {

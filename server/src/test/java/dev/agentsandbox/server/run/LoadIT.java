@@ -137,8 +137,8 @@ class LoadIT {
   private static final String IMAGE = "agent-sandbox/workload:dev";
   private static final String UPSTREAM_ADDRESS = "198.18.79.5";
   private static final String BODY = "hello from the load upstream";
-  private static final String RUNSC_POOL = "10.214.0.0/20";
-  private static final String RUNC_POOL = "10.214.16.0/20";
+  private static final String RUNSC_POOL = "10.216.0.0/20";
+  private static final String RUNC_POOL = "10.216.16.0/20";
 
   /** Unique per JVM: an earlier run's leftovers (a crashed JVM's) never count as this one's. */
   private static final String TAG = Long.toString(System.nanoTime(), 36);
@@ -176,11 +176,15 @@ class LoadIT {
     dataDir = Files.createTempDirectory("asb-load-it");
     store = Store.open("jdbc:sqlite:" + dataDir.resolve("it.db"));
     DockerBackend runsc =
-        new DockerBackend(docker, base.withSubnetPool(SubnetPool.parse(RUNSC_POOL)));
+        new DockerBackend(
+            docker, base.toBuilder().subnetPool(SubnetPool.parse(RUNSC_POOL)).build());
     DockerBackend runc =
         new DockerBackend(
             docker,
-            base.withGvisorRuntime("no-such-runtime").withSubnetPool(SubnetPool.parse(RUNC_POOL)));
+            base.toBuilder()
+                .gvisorRuntime("no-such-runtime")
+                .subnetPool(SubnetPool.parse(RUNC_POOL))
+                .build());
     server =
         AgentSandboxServer.start(
             new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),

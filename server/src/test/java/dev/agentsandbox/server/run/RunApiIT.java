@@ -405,14 +405,7 @@ class RunApiIT {
   void requireRuntimeClassRefusesWhereTheDaemonOffersOnlyRunc() throws Exception {
     // The same daemon, but looking for gVisor under a name it does not have: it offers runc only.
     DockerBackendConfig noGvisor =
-        new DockerBackendConfig(
-            DockerBackendConfig.DEFAULT_PROXY_IMAGE,
-            3128,
-            "65534:65534",
-            64,
-            256,
-            Duration.ofSeconds(30),
-            "no-such-runtime");
+        DockerBackendConfig.builder().gvisorRuntime("no-such-runtime").build();
     Path dir = Files.createTempDirectory("asb-require-it");
     try (Store other = Store.open("jdbc:sqlite:" + dir.resolve("it.db"));
         AgentSandboxServer strict =

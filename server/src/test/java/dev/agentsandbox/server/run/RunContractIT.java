@@ -130,14 +130,7 @@ class RunContractIT {
       String runtime, @TempDir Path dataDir) throws Exception {
     DockerBackendConfig config =
         runtime.equals("runc")
-            ? new DockerBackendConfig(
-                DockerBackendConfig.DEFAULT_PROXY_IMAGE,
-                3128,
-                "65534:65534",
-                64,
-                256,
-                Duration.ofSeconds(30),
-                "no-such-runtime")
+            ? DockerBackendConfig.builder().gvisorRuntime("no-such-runtime").build()
             : DockerBackendConfig.defaults();
     contract(
         dataDir,
@@ -168,7 +161,9 @@ class RunContractIT {
                     "-XX:TieredStopAtLevel=1",
                     "-jar",
                     proxyJar.toAbsolutePath().normalize().toString()))
-            .withAccel(System.getenv().getOrDefault("AGENT_SANDBOX_MICROVM_ACCEL", "tcg"));
+            .toBuilder()
+            .accel(System.getenv().getOrDefault("AGENT_SANDBOX_MICROVM_ACCEL", "tcg"))
+            .build();
     MicroVmBackend backend = new MicroVmBackend(config);
     Probe probe = backend.probe();
     if (!probe.available()) {
