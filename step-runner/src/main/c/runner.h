@@ -135,6 +135,7 @@ int listen_once(const char *spec, int signal_fd);
 int open_folder(const struct path *p, int count, int create, struct refusal *why, int *created);
 int kind_of(mode_t mode);
 int reason_of(int dirfd, const char *name, int error);
+int open_dir_nofollow(int dirfd, const char *name);
 void put_info(struct frame *f, const char *name, const struct stat *st);
 void op_stat(uint32_t id, struct reader *r);
 void op_list(uint32_t id, struct reader *r);

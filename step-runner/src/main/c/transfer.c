@@ -146,7 +146,7 @@ static uint64_t folder_bytes(int dirfd, int depth) {
     if (S_ISREG(st.st_mode)) {
       total += (uint64_t)st.st_size;
     } else if (S_ISDIR(st.st_mode)) {
-      int child = openat(dirfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int child = open_dir_nofollow(dirfd, d->d_name);
       if (child >= 0) total += folder_bytes(child, depth + 1);
     }
   }
@@ -190,7 +190,7 @@ static int walk_folder(struct transfer *t, int dirfd, size_t at, int depth) {
     struct stat st;
     if (fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
-      int child = openat(dirfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int child = open_dir_nofollow(dirfd, d->d_name);
       if (child < 0 || fstat(child, &st) != 0) {
         if (child >= 0) close(child);
         if (!send_entry(t, R_SKIPPED, NULL)) going = 0;

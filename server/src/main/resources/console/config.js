@@ -1,9 +1,12 @@
 // Configuration: the current document and its version; an editor whose changes are previewed by
 // the server (PUT ?dry_run=true: the same validation, version and governance checks as a save,
-// nothing stored) before they can be saved. Loosenings need governance.weaken and a reason.
+// nothing stored) before they can be saved, with the change's impact on recorded egress. Loosenings
+// need governance.weaken and a reason. The sandbox configuration also offers each agent's egress
+// proposal, which goes into the editor and through the same preview.
 import { ApiError, BASE, EGRESS, api, problem } from "./api.js";
 import { announce, field, h, replace, section, table, time } from "./dom.js";
 import { diffView } from "./diff.js";
+import { impactView, proposalSection } from "./proposal.js";
 
 const DOCUMENTS = {
   sandbox: { path: BASE, title: "Sandbox configuration" },
@@ -102,13 +105,13 @@ function editor(doc, view, body, draft) {
     try {
       const answer = await put(doc, view.version, sent, reason.value, true);
       previewed = { text: text.value, weakening: answer.change.weakening, allowed: true };
-      replace(result, diffView(base, pretty(editable(answer)), "version " + view.version, "your edit"), loosenings(answer.change.loosenings, [], true));
+      replace(result, diffView(base, pretty(editable(answer)), "version " + view.version, "your edit"), loosenings(answer.change.loosenings, [], true), impactView(answer.change.impact));
     } catch (e) {
       if (e instanceof ApiError && e.code === "weakening_refused") {
         const missing = e.body.missing || [];
         const allowed = !missing.includes("governance.weaken");
         previewed = { text: text.value, weakening: true, allowed };
-        replace(result, diffView(base, pretty(sent), "version " + view.version, "your edit"), loosenings(e.body.loosenings, missing, allowed));
+        replace(result, diffView(base, pretty(sent), "version " + view.version, "your edit"), loosenings(e.body.loosenings, missing, allowed), impactView(e.body.impact));
       } else if (e instanceof ApiError && e.code === "version_conflict") {
         conflict(doc, view, text.value, body, result);
       } else {
@@ -140,6 +143,20 @@ function editor(doc, view, body, draft) {
     }
   });
 
+  // A proposal goes into the editor as an edit of the document it extends, then through the preview.
+  const proposals =
+    DOCUMENTS.sandbox === doc
+      ? proposalSection(view, (agent, allowAfter) => {
+          const edited = editable(view);
+          edited.agents[agent] = { ...edited.agents[agent], allow: allowAfter };
+          text.value = pretty(edited);
+          text.dispatchEvent(new Event("input"));
+          replace(result, h("p", { class: "empty", id: "config-proposal-loaded" }, "The proposal for " + agent + " is in the editor: preview it to see its loosenings and impact."));
+          text.focus();
+          announce("Proposal put into the editor");
+        })
+      : null;
+
   replace(
     body,
     section(
@@ -158,6 +175,7 @@ function editor(doc, view, body, draft) {
         h("div", { class: "preview" }, h("h3", {}, "Before saving"), result),
       ),
     ),
+    proposals,
     effective,
   );
 }

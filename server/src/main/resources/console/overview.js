@@ -1,4 +1,4 @@
-// Overview: the backends as probed now, the live runs, recent refusals and a day's chart.
+// Overview: the backends as last probed (the server probes in the background), the live runs, recent refusals and a day's chart.
 import { AUDIT, BASE, api, problem, runHref } from "./api.js";
 import { badge, h, replace, section, table, time } from "./dom.js";
 import { bucket, chart } from "./chart.js";
@@ -30,7 +30,16 @@ async function load(backends, live, activity, refusals) {
           "tr",
           {},
           h("td", {}, h("strong", {}, b.backend)),
-          h("td", {}, b.available ? badge("available", "ok") : badge("unavailable", "bad")),
+          // Until its first probe answers (probed_at null) a backend is still being probed, not down.
+          h(
+            "td",
+            {},
+            b.available
+              ? badge("available", "ok")
+              : b.probed_at === null
+                ? badge("probing…", "warn")
+                : badge("unavailable", "bad"),
+          ),
           h("td", {}, b.isolation ? badge(b.isolation, "iso") : "—"),
           h("td", {}, b.runtime || "—"),
           h("td", { class: "detail" }, b.detail),

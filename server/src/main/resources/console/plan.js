@@ -65,6 +65,9 @@ function show(out, plan, yaml) {
     ["Backend", plan.backend + (plan.available ? "" : " (unavailable here now)")],
     ["Isolation", plan.isolation + " (" + plan.runtime + ")"],
     ["Probe", plan.probe],
+    ...((plan.probes_running || []).length
+      ? [["Still probing", plan.probes_running.join(", ") + " (auto chose among the backends that had answered; plan again in a moment)"]]
+      : []),
     ["Sandboxes enabled", plan.enabled ? "yes" : "no"],
     ["Agent configured", plan.agent_configured ? "yes" : "no (defaults shown)"],
     ["Image", plan.image],

@@ -1,5 +1,6 @@
 package dev.agentsandbox.backend;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -16,24 +17,86 @@ import java.util.Objects;
  * {@code auto} never picks a backend that offers only {@link Isolation#EMULATED}: software
  * emulation is for hosts an operator chose it for, by naming the backend.
  *
- * <p>Immutable and thread-safe; it probes on every call, since a daemon can come and go.
+ * <p>Probes come from a {@link ProbeCache} when it was given one (the control plane's): a request
+ * that names a backend gets a fresh probe of it (the one running now, or a new one), and {@code
+ * auto} takes the answers there are without waiting on a slow probe, except for the first answers
+ * of a control plane that just started, for at most {@link #FIRST_PROBE_WAIT}; a backend whose
+ * first probe is still running is passed over and named in {@link Selection#stillProbing()}.
+ * Without a cache it probes every backend on every call.
+ *
+ * <p>Immutable and thread-safe.
  */
 public final class BackendSelector {
   /** The configuration value that asks for the strongest available backend. */
   public static final String AUTO = "auto";
 
-  private final List<SandboxBackend> backends;
+  /**
+   * How long {@code auto} waits, in all, for the first probes of backends that have not answered
+   * yet (a control plane that just started): long enough for a Docker daemon's ping, far shorter
+   * than a KVM boot.
+   */
+  public static final Duration FIRST_PROBE_WAIT = Duration.ofSeconds(2);
 
+  /** How long a request that names a backend waits for that backend's probe. */
+  public static final Duration NAMED_PROBE_WAIT = Duration.ofSeconds(60);
+
+  private final List<SandboxBackend> backends;
+  private final ProbeCache probes;
+
+  /** Probes every backend on every call. */
   public BackendSelector(List<SandboxBackend> backends) {
     this.backends = List.copyOf(backends);
+    this.probes = null;
   }
 
-  /** A chosen backend and what its probe found. */
-  public record Selection(SandboxBackend backend, Probe probe) {
+  /** Takes probes from the cache (which the caller starts and closes). */
+  public BackendSelector(ProbeCache probes) {
+    this.backends = probes.backends();
+    this.probes = probes;
+  }
+
+  /**
+   * A chosen backend and what its probe found.
+   *
+   * @param stillProbing the backends {@code auto} passed over because their first probe had not
+   *     answered yet (empty for a named backend)
+   */
+  public record Selection(SandboxBackend backend, Probe probe, List<String> stillProbing) {
     public Selection {
       Objects.requireNonNull(backend, "backend");
       Objects.requireNonNull(probe, "probe");
+      stillProbing = List.copyOf(stillProbing);
     }
+
+    public Selection(SandboxBackend backend, Probe probe) {
+      this(backend, probe, List.of());
+    }
+  }
+
+  /**
+   * The probe of a backend a request named: fresh (joining one running now), waited for at most
+   * {@link #NAMED_PROBE_WAIT}.
+   */
+  public Probe probeNamed(SandboxBackend backend) {
+    if (probes == null) {
+      return backend.probe();
+    }
+    try {
+      return probes.fresh(backend, NAMED_PROBE_WAIT);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return probes.status(backend).probe(java.time.Instant.now());
+    }
+  }
+
+  /** The probe {@code auto} acts on: the one there is, waiting only for a first, until then. */
+  private ProbeCache.Status probeForAuto(SandboxBackend backend, long firstUntilNanos) {
+    try {
+      probes.current(backend, Duration.ofNanos(Math.max(0, firstUntilNanos - System.nanoTime())));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return probes.status(backend);
   }
 
   /** The backend of that name, whether or not it is available here. */
@@ -51,13 +114,27 @@ public final class BackendSelector {
   public Selection select(String configured, boolean requireRuntimeClass) {
     List<String> attempts = new ArrayList<>();
     List<Selection> usable = new ArrayList<>();
+    List<String> stillProbing = new ArrayList<>();
     boolean known = false;
+    long firstUntil = System.nanoTime() + FIRST_PROBE_WAIT.toNanos();
     for (SandboxBackend backend : backends) {
       if (!configured.equals(AUTO) && !configured.equals(backend.name())) {
         continue;
       }
       known = true;
-      Probe probe = backend.probe();
+      Probe probe;
+      if (configured.equals(AUTO) && probes != null) {
+        ProbeCache.Status status = probeForAuto(backend, firstUntil);
+        probe = status.probe(java.time.Instant.now());
+        if (status.pending()) {
+          stillProbing.add(backend.name());
+          attempts.add(
+              backend.name() + ": " + probe.detail() + " (auto does not wait for a slow probe)");
+          continue;
+        }
+      } else {
+        probe = probeNamed(backend);
+      }
       if (!probe.available()) {
         attempts.add(backend.name() + ": " + probe.detail());
       } else if (configured.equals(AUTO) && probe.isolation() == Isolation.EMULATED) {
@@ -72,7 +149,7 @@ public final class BackendSelector {
                 + probe.runtime()
                 + " and require_runtime_class demands gVisor or stronger");
       } else {
-        usable.add(new Selection(backend, probe));
+        usable.add(new Selection(backend, probe, stillProbing));
       }
     }
     if (!known) {
@@ -83,6 +160,7 @@ public final class BackendSelector {
     return usable.stream()
         .sorted(Comparator.comparing((Selection s) -> s.probe().isolation()).reversed())
         .findFirst()
+        .map(s -> new Selection(s.backend(), s.probe(), stillProbing))
         .orElseThrow(
             () ->
                 new NoUsableBackendException(

@@ -1,6 +1,7 @@
 package dev.agentsandbox.cli;
 
 import dev.agentsandbox.backend.Probe;
+import dev.agentsandbox.backend.ProbeCache;
 import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.backend.docker.DockerBackend;
 import dev.agentsandbox.backend.docker.DockerBackendConfig;
@@ -38,6 +39,18 @@ final class Backends {
    * labels what the Docker backend creates, so that its reaper spares other control planes' objects
    * on the same daemon until they expire.
    */
+  /**
+   * Releases what the backends of a wiring hold when no server took them (a start refused after
+   * they were built): the Docker backend's proxy pool removes its standbys.
+   */
+  static void close(RunWiring wiring) {
+    for (SandboxBackend backend : wiring.backends()) {
+      if (backend instanceof DockerBackend docker) {
+        docker.close();
+      }
+    }
+  }
+
   static RunWiring wiring(ServeCommand options, String storeIdentity, PrintWriter out) {
     String instance = instanceId(options.instanceId);
     OperatorEgress operator = operator(options.proxyHosts, options.inspectUpstreamCa);
@@ -84,25 +97,24 @@ final class Backends {
                 .concurrentRuns(settings.maxConcurrentRuns())
                 .instance(storeIdentity)
                 .build()));
-    reportProbes(backends, out);
     return new RunWiring(backends, operator, settings, reaping);
   }
 
   /**
-   * Probes each backend on its own daemon thread and prints what it found when it has: a probe can
+   * Prints each backend's first probe answer when it comes, from a daemon thread per backend: the
+   * server probes every backend in the background from its start ({@code ProbeCache}), a probe can
    * take seconds (the microVM backend boots a guest under KVM to learn whether this host's KVM can
-   * run one), and the control plane need not wait for it to open its store and listen. A run or
-   * plan that arrives first probes for itself (a backend probes on every call, caching only what
-   * cannot change, such as the KVM boot), so nothing depends on these lines but the reader.
+   * run one), and serve need not wait for it to listen. Nothing depends on these lines but the
+   * reader; {@code GET .../backends} says the same, and whether a probe is still running.
    */
-  static void reportProbes(List<SandboxBackend> backends, PrintWriter out) {
-    for (SandboxBackend backend : backends) {
+  static void reportProbes(ProbeCache probes, PrintWriter out) {
+    for (SandboxBackend backend : probes.backends()) {
       Thread probing =
           new Thread(
               () -> {
                 String line;
                 try {
-                  Probe probe = backend.probe();
+                  Probe probe = probes.current(backend, java.time.Duration.ofMinutes(10));
                   line =
                       probe.available()
                           ? "available, " + probe.runtime() + " (" + probe.isolation() + ")"
@@ -110,6 +122,8 @@ final class Backends {
                   line += " - " + probe.detail();
                 } catch (RuntimeException e) {
                   line = "unavailable - probing failed: " + e.getMessage();
+                } catch (InterruptedException e) {
+                  return;
                 }
                 synchronized (out) {
                   out.println("backend " + backend.name() + ": " + line);

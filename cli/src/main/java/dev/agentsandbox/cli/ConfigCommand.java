@@ -21,7 +21,10 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code agent-sandbox config get|edit|apply|put}: the governed documents over the admin API. */
+/**
+ * {@code agent-sandbox config get|edit|apply|put|propose}: the governed documents over the admin
+ * API.
+ */
 @Command(
     name = "config",
     mixinStandardHelpOptions = true,
@@ -35,14 +38,16 @@ import picocli.CommandLine.Spec;
       ConfigCommand.Get.class,
       ConfigCommand.Edit.class,
       ConfigCommand.Apply.class,
-      ConfigCommand.Put.class
+      ConfigCommand.Put.class,
+      ConfigProposeCommand.class
     })
 final class ConfigCommand implements Runnable {
   @Spec CommandSpec spec;
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "name a subcommand: get, edit, apply or put");
+    throw new ParameterException(
+        spec.commandLine(), "name a subcommand: get, edit, apply, put or propose");
   }
 
   /** The API connection and which of the two documents. */
@@ -241,6 +246,7 @@ final class ConfigCommand implements Runnable {
         }
         JsonNode saved = answer.json();
         JsonNode change = saved.path("change");
+        ImpactPrinter.print(out, Terminal.detect(connection.api.env), change.path("impact"));
         out.println(
             "saved "
                 + kind.title()

@@ -2,8 +2,6 @@ package dev.agentsandbox.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.github.difflib.DiffUtils;
-import com.github.difflib.UnifiedDiffUtils;
 import dev.agentsandbox.policy.config.ConfigProblem;
 import dev.agentsandbox.policy.config.InvalidConfigException;
 import dev.agentsandbox.policy.config.Loosening;
@@ -100,6 +98,7 @@ final class ConfigEditor {
         }
         printDiff(current, after);
         printLoosenings(loosenings);
+        printImpact(current, after);
         String reason = askReason(after, !loosenings.isEmpty());
         if (reason == null) {
           err.println(
@@ -261,26 +260,35 @@ final class ConfigEditor {
   }
 
   private void printDiff(JsonNode before, JsonNode after) throws IOException {
-    ObjectNode cleanAfter = GovernedDocument.editable(after);
-    List<String> old = Printer.yaml(before).lines().toList();
-    List<String> now = Printer.yaml(cleanAfter).lines().toList();
-    List<String> diff =
-        UnifiedDiffUtils.generateUnifiedDiff(
-            kind.key() + " (version " + before.path("version").asLong() + ")",
-            kind.key() + " (edited)",
-            old,
-            DiffUtils.diff(old, now),
-            3);
-    for (String line : diff) {
-      if (line.startsWith("+") && !line.startsWith("+++")) {
-        err.println(terminal.green(line));
-      } else if (line.startsWith("-") && !line.startsWith("---")) {
-        err.println(terminal.red(line));
-      } else {
-        err.println(line);
-      }
+    DocumentDiff.print(
+        err,
+        terminal,
+        kind.key() + " (version " + before.path("version").asLong() + ")",
+        kind.key() + " (edited)",
+        before,
+        after);
+  }
+
+  /**
+   * The server's impact of the change on recorded egress, from a dry run (which stores and audits
+   * nothing); a preview the server refuses (an invalid document, a conflict) shows nothing here,
+   * since the save that follows reports it.
+   */
+  private void printImpact(JsonNode current, JsonNode after)
+      throws IOException, InterruptedException {
+    ObjectNode body = GovernedDocument.editable(after);
+    body.put("version", current.path("version").asLong());
+    AdminApi.Answer answer =
+        api.exchange(
+            api.request(kind.path() + "?dry_run=true", Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
+                .PUT(AdminApi.json(body))
+                .build());
+    if (answer.status() == 200) {
+      ImpactPrinter.print(err, terminal, answer.json().path("change").path("impact"));
+    } else if (answer.status() == 403) {
+      ImpactPrinter.print(err, terminal, answer.json().path("impact"));
     }
-    err.flush();
   }
 
   private void printLoosenings(List<Loosening> loosenings) {

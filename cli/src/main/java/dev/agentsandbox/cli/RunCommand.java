@@ -315,6 +315,16 @@ final class RunCommand {
                     ? ""
                     : terminal.red(" (unavailable here: " + plan.path("probe").asText() + ")"))
           });
+      if (!plan.path("probes_running").isEmpty()) {
+        // auto chose among the backends that had answered: say which were still being probed.
+        lines.add(
+            new String[] {
+              "Still probing",
+              terminal.yellow(
+                  join(plan.path("probes_running"), ", ")
+                      + " (not yet considered by auto; plan again in a moment)")
+            });
+      }
       lines.add(new String[] {"Image", plan.path("image").asText()});
       lines.add(new String[] {"Command", join(plan.path("command"), " ")});
       lines.add(

@@ -296,16 +296,25 @@ final class ServeCommand implements Callable<Integer> {
     Store opened = store.open();
     try {
       Optional<Path> tokenFile = FirstAdminToken.ensure(opened, data);
-      RunWiring wiring =
-          Backends.wiring(this, opened.identity(), out)
-              .withContract(RunContractOptions.config(this, data));
-      AgentSandboxServer server = AgentSandboxServer.start(address, opened, wiring);
+      // Every option is checked before any backend is built: the Docker backend starts filling
+      // its proxy pool when it is made, and a start refused after that would leave the standbys
+      // running until their deadline.
+      var contract = RunContractOptions.config(this, data);
+      RunWiring wiring = Backends.wiring(this, opened.identity(), out).withContract(contract);
+      AgentSandboxServer server;
+      try {
+        server = AgentSandboxServer.start(address, opened, wiring);
+      } catch (RuntimeException e) {
+        Backends.close(wiring);
+        throw e;
+      }
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
-      // The backends' probe lines come from their own threads (Backends.reportProbes).
+      // The backends' probe lines come from their own threads, when each first probe answers.
       synchronized (out) {
         dataWarning.ifPresent(out::println);
         printStarted(out, opened, tokenFile, written, server);
       }
+      Backends.reportProbes(server.probes(), out);
       return new Running(server, opened, tokenFile);
     } catch (RuntimeException e) {
       opened.close();

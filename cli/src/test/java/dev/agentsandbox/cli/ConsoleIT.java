@@ -48,8 +48,9 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * a loosening refused for a token without {@code governance.weaken} and saved by one with it and a
  * reason, meets a version conflict, shows a plan, starts a run whose output streams while it runs
  * and whose egress table shows a denial, kills it, downloads the file it left in {@code
- * /workspace/out}, reads its timeline, and reads the audit filtered to that run and to its label.
- * Writes a 1280×800 screenshot of each page to {@code target/console-screenshots/}.
+ * /workspace/out}, reads its timeline, has the run's refusal proposed as an entry and previews it
+ * with its impact, and reads the audit filtered to that run and to its label. Writes a 1280×800
+ * screenshot of each page to {@code target/console-screenshots/}.
  */
 class ConsoleIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -384,6 +385,28 @@ class ConsoleIT {
     new Select(find(By.id("filter-status"))).selectByValue("killed");
     waitUntil(() -> find(By.id("runs-list")).getText().contains(runId));
     shot("runs");
+
+    // The run's refusal, proposed as an entry with its evidence, put into the editor and previewed
+    // with its impact: the refusal it would have allowed.
+    open("config");
+    WebElement proposalAgent = waitFor(By.id("proposal-agent"));
+    waitUntil(() -> "helper".equals(proposalAgent.getDomProperty("value")));
+    click(By.id("proposal-run"));
+    WebElement proposed = waitFor(By.cssSelector("#proposal-result tr[data-entry='denied.test']"));
+    assertThat(proposed.getText()).contains("denied.test", runId);
+    assertThat(find(By.id("proposal-summary")).getAttribute("data-entries")).isEqualTo("1");
+    shot("config-proposal");
+    click(By.id("proposal-use"));
+    waitFor(By.id("config-proposal-loaded"));
+    waitUntil(() -> find(By.id("config-text")).getDomProperty("value").contains("denied.test"));
+    click(By.id("config-preview"));
+    WebElement impact = waitFor(By.cssSelector("#config-impact li[data-agent='helper']"));
+    assertThat(impact.getAttribute("data-would-allow")).isEqualTo("1");
+    assertThat(impact.getAttribute("data-would-break")).isEqualTo("0");
+    assertThat(impact.getText())
+        .contains("would have allowed 1 refusal in 1 run", "denied.test:80");
+    assertThat(find(By.id("config-loosenings")).getText()).contains("allow_entry_added");
+    shot("config-impact");
 
     // The audit, filtered to that run: its own rows only, the chain verified, exported.
     open("runs/" + runId);

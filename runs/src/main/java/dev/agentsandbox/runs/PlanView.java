@@ -19,6 +19,8 @@ import java.util.List;
  * @param isolation how strongly that runtime isolates the workload
  * @param available whether the backend can run it now
  * @param probeDetail what the backend's probe found
+ * @param stillProbing the backends {@code auto} passed over because their first probe was still
+ *     running (a control plane that just started)
  * @param image the workload's image
  * @param command the command, as the request gave it
  * @param egress the egress policy the run's proxy would enforce
@@ -36,6 +38,7 @@ public record PlanView(
     Isolation isolation,
     boolean available,
     String probeDetail,
+    List<String> stillProbing,
     String image,
     List<String> command,
     RunEgress egress,
@@ -45,6 +48,7 @@ public record PlanView(
     List<Manifest> manifests) {
 
   public PlanView {
+    stillProbing = List.copyOf(stillProbing);
     command = List.copyOf(command);
     manifests = List.copyOf(manifests);
   }

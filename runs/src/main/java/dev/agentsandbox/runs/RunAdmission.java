@@ -235,7 +235,7 @@ final class RunAdmission {
     if (named.isPresent()) {
       // A named backend is planned even where it cannot run now: reviewing the manifests for a
       // cluster before pointing the control plane at it is the point of plan. The probe says so.
-      selection = new Selection(named.get(), named.get().probe());
+      selection = new Selection(named.get(), selector.probeNamed(named.get()));
     } else {
       try {
         selection = selector.select(wanted, config.requireRuntimeClass());

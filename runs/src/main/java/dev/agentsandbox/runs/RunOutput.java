@@ -1,7 +1,7 @@
 package dev.agentsandbox.runs;
 
 import dev.agentsandbox.policy.run.Redactor;
-import java.io.ByteArrayOutputStream;
+import dev.agentsandbox.policy.run.StreamRedactor;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -12,56 +12,55 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A run's output as the world may see it: redacted line by line as it arrives, the last {@code
- * tailBytes} kept for the result, and readable by followers while the run is live. Each line says
- * whether it came from the workload's standard error, where the backend keeps the two apart (a line
- * is cut from its own stream, so a partial line on one never swallows the other's); the tail is the
- * two combined, in the order their lines ended.
+ * A run's output as the world may see it: redacted as it arrives, the last {@code tailBytes} kept
+ * for the result, and readable by followers while the run is live. Each line says whether it came
+ * from the workload's standard error, where the backend keeps the two apart (a line is cut from its
+ * own stream, so a partial line on one never swallows the other's); the tail is the two combined,
+ * in the order their lines ended ({@link PlainText}).
  *
- * <p>Redaction works on whole lines, since a secret split across two chunks would slip through a
- * chunk-wise pass; a line longer than {@value #MAX_LINE} characters is cut there. PEM private key
- * blocks span lines, so everything from a {@code BEGIN ... PRIVATE KEY} line to its {@code END}
- * line is replaced by one mark.
+ * <p>Each stream is redacted by its own {@link StreamRedactor}: whole lines, and a line longer than
+ * {@value StreamRedactor#MAX_LINE} bytes cut only where no secret can straddle the cut, so the
+ * pieces joined again are redacted as the whole line would be. PEM private key blocks span lines:
+ * everything from a {@code BEGIN ... PRIVATE KEY} line to its {@code END} line is replaced by one
+ * mark.
  *
- * <p>Thread-safe: the backend appends from one thread while followers read from others.
+ * <p>One instance serves one stream of output with its end (a run's, or a session step's).
+ * Thread-safe: the backend appends from one thread while followers read from others.
  */
 public final class RunOutput {
-  /** Longest line kept whole; longer ones are split so a line cannot grow without bound. */
-  static final int MAX_LINE = 16 * 1024;
-
-  private final Redactor redactor;
   private final int tailBytes;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
-  private final Stream stdout = new Stream(false);
-  private final Stream stderr = new Stream(true);
+  private final Stream stdout;
+  private final Stream stderr;
   private final Deque<Line> lines = new ArrayDeque<>();
   private long firstSeq;
   private long retainedBytes;
   private long totalBytes;
   private boolean closed;
 
-  /** One redacted line (with its newline, unless it was the last and had none). */
-  public record Line(String text, boolean stderr) {}
-
-  /** The partial line and the private-key state of one of the workload's streams. */
-  private static final class Stream {
-    final boolean stderr;
-    final ByteArrayOutputStream partial = new ByteArrayOutputStream();
-    boolean insidePrivateKey;
-
-    Stream(boolean stderr) {
-      this.stderr = stderr;
+  /**
+   * One redacted piece of output: a line with its newline, or the part of a line that was cut off a
+   * longer one or was the last and had none (then it has no newline).
+   */
+  public record Line(String text, boolean stderr) {
+    /** Whether the piece ends its line. */
+    public boolean ended() {
+      return text.endsWith("\n");
     }
   }
+
+  /** One of the workload's streams and its redaction state. */
+  private record Stream(StreamRedactor redactor, boolean stderr) {}
 
   /**
    * @param redactor removes the run's secrets
    * @param tailBytes how much redacted output to keep (the result's tail)
    */
   public RunOutput(Redactor redactor, int tailBytes) {
-    this.redactor = redactor;
     this.tailBytes = tailBytes;
+    this.stdout = new Stream(new StreamRedactor(redactor), false);
+    this.stderr = new Stream(new StreamRedactor(redactor), true);
   }
 
   /** Appends a chunk of raw standard output (or combined output, where it is not kept apart). */
@@ -81,16 +80,7 @@ public final class RunOutput {
         return;
       }
       totalBytes += chunk.length;
-      for (byte b : chunk) {
-        if (b == '\n') {
-          emit(stream, true);
-        } else {
-          stream.partial.write(b);
-          if (stream.partial.size() >= MAX_LINE) {
-            emit(stream, false);
-          }
-        }
-      }
+      stream.redactor().write(chunk, text -> keep(new Line(text, stream.stderr())));
       changed.signalAll();
     } finally {
       lock.unlock();
@@ -101,10 +91,11 @@ public final class RunOutput {
   public void close() {
     lock.lock();
     try {
+      if (closed) {
+        return;
+      }
       for (Stream stream : List.of(stdout, stderr)) {
-        if (stream.partial.size() > 0) {
-          emit(stream, false);
-        }
+        stream.redactor().close(text -> keep(new Line(text, stream.stderr())));
       }
       closed = true;
       changed.signalAll();
@@ -113,27 +104,34 @@ public final class RunOutput {
     }
   }
 
-  private void emit(Stream stream, boolean newline) {
-    String raw = stream.partial.toString(StandardCharsets.UTF_8);
-    stream.partial.reset();
-    String kept;
-    if (stream.insidePrivateKey) {
-      if (raw.contains("-----END") && raw.contains("PRIVATE KEY-----")) {
-        stream.insidePrivateKey = false;
-      }
-      return;
-    } else if (raw.contains("-----BEGIN") && raw.contains("PRIVATE KEY-----")) {
-      stream.insidePrivateKey = !raw.contains("-----END");
-      kept = Redactor.MARK;
-    } else {
-      kept = redactor.redact(raw);
-    }
-    String line = newline ? kept + "\n" : kept;
-    lines.addLast(new Line(line, stream.stderr));
-    retainedBytes += line.getBytes(StandardCharsets.UTF_8).length;
+  private void keep(Line line) {
+    lines.addLast(line);
+    retainedBytes += line.text().getBytes(StandardCharsets.UTF_8).length;
     while (retainedBytes > tailBytes && lines.size() > 1) {
       retainedBytes -= lines.removeFirst().text().getBytes(StandardCharsets.UTF_8).length;
       firstSeq++;
+    }
+  }
+
+  /**
+   * Both streams' lines as one text, in order: a piece that one stream left open (cut from a long
+   * line, or its last line without a newline) is ended with a newline before the other stream's
+   * next line, so that the two never run together into one line, where a secret printed half on
+   * each would be whole again. Not thread-safe: one per reader.
+   */
+  public static final class PlainText {
+    private Line last;
+
+    /** The text to write for the next line. */
+    public String next(Line line) {
+      boolean apart = last != null && !last.ended() && last.stderr() != line.stderr();
+      last = line;
+      return apart ? "\n" + line.text() : line.text();
+    }
+
+    /** Something else was written in between (a notice that ends with a newline). */
+    public void interrupted() {
+      last = null;
     }
   }
 
@@ -142,7 +140,8 @@ public final class RunOutput {
     lock.lock();
     try {
       StringBuilder all = new StringBuilder();
-      lines.forEach(line -> all.append(line.text()));
+      PlainText plain = new PlainText();
+      lines.forEach(line -> all.append(plain.next(line)));
       String joined = all.toString();
       byte[] bytes = joined.getBytes(StandardCharsets.UTF_8);
       if (bytes.length <= tailBytes) {

@@ -85,7 +85,12 @@ public final class RunService {
     RunAdmission.Planned planned = admission.plan(request, grant);
     SandboxPlan plan = planned.selection().backend().plan(planned.spec());
     return RunViews.plan(
-        planned.spec(), plan, planned.selection().probe(), planned.enabled(), planned.configured());
+        planned.spec(),
+        plan,
+        planned.selection().probe(),
+        planned.selection().stillProbing(),
+        planned.enabled(),
+        planned.configured());
   }
 
   /**

@@ -21,7 +21,12 @@ final class RunViews {
   private RunViews() {}
 
   static PlanView plan(
-      RunSpec spec, SandboxPlan plan, Probe probe, boolean enabled, boolean configured) {
+      RunSpec spec,
+      SandboxPlan plan,
+      Probe probe,
+      List<String> stillProbing,
+      boolean enabled,
+      boolean configured) {
     return new PlanView(
         spec.agent(),
         enabled,
@@ -31,6 +36,7 @@ final class RunViews {
         plan.isolation(),
         probe.available(),
         probe.detail(),
+        stillProbing,
         spec.image(),
         spec.command(),
         spec.egress(),

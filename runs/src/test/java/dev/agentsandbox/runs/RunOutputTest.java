@@ -141,4 +141,30 @@ class RunOutputTest {
     out.append("too late\n".getBytes(UTF_8));
     assertThat(out.tail()).isEmpty();
   }
+
+  @Test
+  void theIssuesCaseASecretAfter16370CharactersStaysRedactedInTheTailAndForFollowers()
+      throws InterruptedException {
+    String key = "SECRETVALUE-0123456789abcdefgh";
+    RunOutput out = output(64 * 1024, key);
+    byte[] raw = (key + "\n" + "x".repeat(16370) + key + "\n").getBytes(UTF_8);
+    for (int at = 0; at < raw.length; at += 4096) {
+      out.append(java.util.Arrays.copyOfRange(raw, at, Math.min(raw.length, at + 4096)));
+    }
+    out.close();
+    String expected = "[REDACTED]\n" + "x".repeat(16370) + "[REDACTED]\n";
+    assertThat(out.tail()).isEqualTo(expected);
+    assertThat(String.join("", out.read(0, 0).lines())).isEqualTo(expected);
+  }
+
+  @Test
+  void aSecretPrintedHalfOnEachStreamIsNotJoinedAgainInTheTail() {
+    RunOutput out = output(4096, "SECRETVALUE-0123456789abcdefgh");
+    out.append("key: SECRETVALUE-01234".getBytes(UTF_8));
+    out.appendError("56789abcdefgh".getBytes(UTF_8));
+    out.close();
+    assertThat(out.tail())
+        .isEqualTo("key: SECRETVALUE-01234\n56789abcdefgh")
+        .doesNotContain("SECRETVALUE-0123456789abcdefgh");
+  }
 }

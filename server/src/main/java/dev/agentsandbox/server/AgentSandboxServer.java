@@ -3,6 +3,7 @@ package dev.agentsandbox.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.BackendSelector;
+import dev.agentsandbox.backend.ProbeCache;
 import dev.agentsandbox.mcp.McpHttpHandler;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
@@ -12,6 +13,9 @@ import dev.agentsandbox.runs.Reaper;
 import dev.agentsandbox.runs.RunService;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
+import dev.agentsandbox.server.config.ProposalEndpoints;
+import dev.agentsandbox.server.evidence.ChangeImpacts;
+import dev.agentsandbox.server.evidence.EgressEvidence;
 import dev.agentsandbox.server.governance.GovernedConfigs;
 import dev.agentsandbox.server.governance.GovernedDocument;
 import dev.agentsandbox.server.http.ApiHandler;
@@ -62,6 +66,7 @@ public final class AgentSandboxServer implements AutoCloseable {
   private final ScheduledExecutorService warming;
   private final Router router;
   private final List<dev.agentsandbox.backend.SandboxBackend> backends;
+  private final ProbeCache probes;
 
   private AgentSandboxServer(
       HttpServer http,
@@ -71,8 +76,10 @@ public final class AgentSandboxServer implements AutoCloseable {
       AutoCloseable reaping,
       ScheduledExecutorService warming,
       Router router,
-      List<dev.agentsandbox.backend.SandboxBackend> backends) {
+      List<dev.agentsandbox.backend.SandboxBackend> backends,
+      ProbeCache probes) {
     this.backends = List.copyOf(backends);
+    this.probes = probes;
     this.warming = warming;
     this.http = http;
     this.router = router;
@@ -100,8 +107,13 @@ public final class AgentSandboxServer implements AutoCloseable {
   public static AgentSandboxServer start(InetSocketAddress listen, Store store, RunWiring wiring) {
     ObjectMapper mapper = Json.mapper();
     ServerMetrics metrics = new ServerMetrics(new PrometheusRegistry());
-    GovernedConfigs configs = new GovernedConfigs(store, mapper, metrics);
+    EgressEvidence evidence = new EgressEvidence(store);
+    GovernedConfigs configs =
+        new GovernedConfigs(store, mapper, metrics, new ChangeImpacts(evidence));
     ExecutorService runExecutor = Executors.newVirtualThreadPerTaskExecutor();
+    // Every backend probed in the background from now on: no request waits on the slow probe of a
+    // backend it did not name (the microVM backend's KVM boot).
+    ProbeCache probes = new ProbeCache(wiring.backends()).start();
     RunService runs =
         new RunService(
             new ConfigSource() {
@@ -115,7 +127,7 @@ public final class AgentSandboxServer implements AutoCloseable {
                 return configs.current(GovernedDocument.EGRESS_POLICY).document();
               }
             },
-            new BackendSelector(wiring.backends()),
+            new BackendSelector(probes),
             store,
             wiring.operator(),
             wiring.settings(),
@@ -130,9 +142,10 @@ public final class AgentSandboxServer implements AutoCloseable {
                 metrics,
                 OpenApiDocument.load(),
                 new ConfigEndpoints(configs, mapper),
+                new ProposalEndpoints(configs, evidence, mapper),
                 new AuditEndpoints(store, mapper),
                 new RunEndpoints(runs, mapper),
-                new BackendEndpoints(wiring.backends(), mapper),
+                new BackendEndpoints(probes, mapper),
                 ConsoleAssets.fromClasspath(),
                 new dev.agentsandbox.server.run.ArtifactEndpoints(
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
@@ -224,7 +237,7 @@ public final class AgentSandboxServer implements AutoCloseable {
         TimeUnit.MILLISECONDS);
     http.start();
     return new AgentSandboxServer(
-        http, executor, runs, runExecutor, reaping, warming, router, wiring.backends());
+        http, executor, runs, runExecutor, reaping, warming, router, wiring.backends(), probes);
   }
 
   /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
@@ -249,6 +262,11 @@ public final class AgentSandboxServer implements AutoCloseable {
     return http.getAddress();
   }
 
+  /** Every backend's probe, kept and renewed in the background (serve prints the first answers). */
+  public ProbeCache probes() {
+    return probes;
+  }
+
   /** The base URL, such as {@code http://127.0.0.1:8080}. */
   public String baseUrl() {
     InetSocketAddress address = address();
@@ -269,6 +287,7 @@ public final class AgentSandboxServer implements AutoCloseable {
       LOG.warn("stopping the reaper: {}", e.getMessage());
     }
     warming.shutdownNow();
+    probes.close();
     try {
       // Warm sandboxes are removed; live runs are killed and torn down; what does not end in time
       // is reaped at the next start.

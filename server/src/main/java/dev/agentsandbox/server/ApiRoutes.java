@@ -2,6 +2,7 @@ package dev.agentsandbox.server;
 
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
+import dev.agentsandbox.server.config.ProposalEndpoints;
 import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.ServerMetrics;
 import dev.agentsandbox.server.run.ArtifactEndpoints;
@@ -35,6 +36,7 @@ final class ApiRoutes {
       ServerMetrics metrics,
       OpenApiDocument openApi,
       ConfigEndpoints config,
+      ProposalEndpoints proposals,
       AuditEndpoints audit,
       RunEndpoints runs,
       BackendEndpoints backends,
@@ -52,6 +54,8 @@ final class ApiRoutes {
         new Route("GET", OpenApiDocument.PATH, null, openApi::serve),
         new Route("GET", FEATURE, Scopes.READ, config::getSandbox),
         new Route("PUT", FEATURE, Scopes.CONFIGURE, config::putSandbox),
+        new Route(
+            "GET", FEATURE + "/agents/{agent}/egress-proposal", Scopes.READ, proposals::propose),
         new Route("GET", EGRESS_POLICY, Scopes.READ, config::getEgressPolicy),
         new Route("PUT", EGRESS_POLICY, Scopes.CONFIGURE, config::putEgressPolicy),
         new Route("GET", AUDIT, Scopes.AUDIT_READ, audit::query),

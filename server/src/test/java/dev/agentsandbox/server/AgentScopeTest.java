@@ -279,6 +279,17 @@ class AgentScopeTest {
           assertThat(client.get(RUNS + "?agent=" + B, admin).json().get("runs")).hasSize(2);
         });
     cases.put(
+        "GET " + FEATURE + "/agents/{agent}/egress-proposal",
+        key -> {
+          notListed(
+              key,
+              client.get(FEATURE + "/agents/" + B + "/egress-proposal", limited),
+              client.get(FEATURE + "/agents/nobody/egress-proposal", admin));
+          assertThat(client.get(FEATURE + "/agents/" + B + "/egress-proposal", admin).status())
+              .isEqualTo(200);
+          ok(key, client.get(FEATURE + "/agents/" + A + "/egress-proposal", limited));
+        });
+    cases.put(
         "GET /api/admin/platform/token",
         key -> {
           JsonNode token = ok(key, client.get("/api/admin/platform/token", limited));

@@ -159,6 +159,12 @@ class OpenApiDocumentTest {
                 schemas.at(
                     "/Timeline/properties/what_ran/properties/credentials/items/properties/source")))
         .isEqualTo(sources);
+    TreeSet<String> whys = new TreeSet<>();
+    for (dev.agentsandbox.policy.evidence.NotFixable.Why why :
+        dev.agentsandbox.policy.evidence.NotFixable.Why.values()) {
+      whys.add(why.wireName());
+    }
+    assertThat(enumOf(schemas.at("/NotFixableRefusals/properties/why"))).isEqualTo(whys);
   }
 
   private static TreeSet<String> enumOf(JsonNode schema) {

@@ -5,6 +5,7 @@ import dev.agentsandbox.store.internal.AuditHash;
 import dev.agentsandbox.store.internal.AuditVerifier;
 import dev.agentsandbox.store.internal.CanonicalJson;
 import dev.agentsandbox.store.internal.Database;
+import dev.agentsandbox.store.internal.EgressIndexRow;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.Writer;
@@ -18,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The append-only, hash-chained audit log. Thread-safe; appends from every thread, process and
@@ -78,6 +80,8 @@ public final class AuditLog {
     long id = previousId + 1;
     Instant time = Instant.ofEpochMilli(clock.millis());
     String dataText = CanonicalJson.write(withRunLabels(connection, event));
+    // What is stored, read back: the index is derived from it exactly as the backfill derives it.
+    com.fasterxml.jackson.databind.JsonNode stored = CanonicalJson.read(dataText);
     String hash =
         AuditHash.of(
             id,
@@ -103,6 +107,11 @@ public final class AuditLog {
       insert.setString(9, hash);
       insert.executeUpdate();
     }
+    // The egress index entry commits with its row (docs/store.md, "The egress index").
+    Optional<EgressIndexRow> egress = EgressIndexRow.of(event.type(), stored);
+    if (egress.isPresent()) {
+      egress.get().insert(connection, id, time.toEpochMilli(), event.agent(), event.runId());
+    }
     try (PreparedStatement advance =
         connection.prepareStatement(
             "UPDATE audit_head SET last_id = ?, last_hash = ? WHERE id = 1")) {
@@ -117,7 +126,7 @@ public final class AuditLog {
         event.actor(),
         event.agent(),
         event.runId(),
-        CanonicalJson.read(dataText),
+        stored,
         previousHash,
         hash);
   }

@@ -2,6 +2,7 @@ package dev.agentsandbox.store;
 
 import dev.agentsandbox.store.internal.Database;
 import dev.agentsandbox.store.internal.Dialect;
+import dev.agentsandbox.store.internal.EgressIndexBackfill;
 import dev.agentsandbox.store.internal.JdbcUrl;
 import dev.agentsandbox.store.internal.PostgresDatabase;
 import dev.agentsandbox.store.internal.SqliteDatabase;
@@ -51,6 +52,7 @@ public final class Store implements AutoCloseable {
   private final AuditLog audit;
   private final TokenStore tokens;
   private final RunRepository runs;
+  private final EgressIndex egress;
 
   private Store(Database database, Clock clock) {
     this.database = database;
@@ -58,6 +60,7 @@ public final class Store implements AutoCloseable {
     this.configs = new ConfigRepository(database, audit, clock);
     this.tokens = new TokenStore(database, audit, clock, new SecureRandom());
     this.runs = new RunRepository(database);
+    this.egress = new EgressIndex(database);
   }
 
   /**
@@ -188,6 +191,8 @@ public final class Store implements AutoCloseable {
       Flyway.configure()
           .dataSource(dataSource)
           .locations("classpath:db/migration/" + dialect.id())
+          // Java migrations, the same on both dialects (the egress index's backfill).
+          .javaMigrations(new EgressIndexBackfill())
           .failOnMissingLocations(true)
           .validateMigrationNaming(true)
           // No pattern: a migration applied by a newer agent-sandbox fails validation instead of
@@ -240,6 +245,11 @@ public final class Store implements AutoCloseable {
 
   public RunRepository runs() {
     return runs;
+  }
+
+  /** The egress rows of the audit log as typed tallies (proposals, impacts of a change). */
+  public EgressIndex egress() {
+    return egress;
   }
 
   /**

@@ -243,10 +243,7 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     return launch(spec, listener, probe, probe.runtime());
   }
 
-  /**
-   * Launches with a chosen runtime instead of the strongest one; for operators who pin runc and for
-   * tests that cover each runtime the daemon has.
-   */
+  /** Launches under a chosen runtime (operators who pin runc; tests of each runtime). */
   Sandbox launch(RunSpec spec, SandboxListener listener, String runtime) {
     return launch(spec, listener, probe(), runtime);
   }
@@ -254,41 +251,58 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
   private Sandbox launch(RunSpec spec, SandboxListener listener, Probe probe, String runtime) {
     Objects.requireNonNull(listener, "listener");
     refuseUnusable(spec, probe, runtime);
+    return launcher.onPoolOrCold(
+        pool,
+        spec,
+        listener,
+        hardDeadline(spec),
+        id -> new RunLayout(spec, config, runtime, java.util.OptionalLong.empty(), id));
+  }
+
+  private static Instant hardDeadline(RunSpec spec) {
     Duration ttl = spec.ttl().compareTo(MAX_TTL) > 0 ? MAX_TTL : spec.ttl();
-    Instant hardDeadline = Instant.now().plus(ttl);
-    // A run with labels of its own is built cold: they go on every object it has, and Docker
-    // cannot add labels to a standby's objects that already exist.
-    // So is a run that inspects hosts: its proxy's credentials and its trust volume are made with
-    // the run (docs/backends/docker.md, "Inspected hosts").
-    java.util.Optional<ProxyStandby> standby =
-        spec.runLabels().isEmpty() && spec.egress().inspect().isEmpty()
-            ? pool.take(spec.runId())
-            : java.util.Optional.empty();
-    if (standby.isPresent()) {
-      ProxyStandby taken = standby.get();
-      SandboxLauncher.OnStandby outcome =
-          launcher.onStandby(
-              RunLayout.pooled(spec, config, runtime, taken.id()),
-              spec,
-              taken,
-              listener,
-              hardDeadline,
-              () -> pool.released(taken.id()));
-      switch (outcome) {
-        case SandboxLauncher.OnStandby.Built built -> {
-          return built.sandbox();
-        }
-        case SandboxLauncher.OnStandby.Unusable unusable ->
-            // Nothing of the run had been created; the standby was removed with what it held.
-            LOG.warn(
-                "run {}: proxy-pool standby {} did not take the run's policy, building the run"
-                    + " cold: {}",
-                spec.runId(),
-                taken.id(),
-                unusable.why());
-      }
-    }
-    return launcher.cold(new RunLayout(spec, config, runtime), spec, listener, hardDeadline);
+    return Instant.now().plus(ttl);
+  }
+
+  /** Yes: the step runner in an idle workload container ({@link DockerSession}). */
+  @Override
+  public boolean opensSessions() {
+    return true;
+  }
+
+  /**
+   * A run's sandbox (fence, proxy, runtime, caps, user; on a proxy-pool standby when one is ready)
+   * whose workload container idles in the image's {@code sleep} and holds the step runner; returns
+   * once the runner has greeted the host, so the first step starts at once.
+   */
+  @Override
+  public dev.agentsandbox.backend.session.SessionSandbox openSession(
+      RunSpec spec, SandboxListener listener) {
+    Probe probe = probe();
+    return openSession(spec, listener, probe, probe.runtime());
+  }
+
+  /** Opens a session under a chosen runtime; for tests that cover each runtime the daemon has. */
+  DockerSession openSession(RunSpec spec, SandboxListener listener, String runtime) {
+    return openSession(spec, listener, probe(), runtime);
+  }
+
+  private DockerSession openSession(
+      RunSpec spec, SandboxListener listener, Probe probe, String runtime) {
+    Objects.requireNonNull(listener, "listener");
+    refuseUnusable(spec, probe, runtime);
+    Instant hardDeadline = hardDeadline(spec);
+    // The idle process outlives the session's longest life by a minute, and no more.
+    long idleSeconds = Duration.between(Instant.now(), hardDeadline).plusMinutes(1).toSeconds();
+    DockerSandbox sandbox =
+        launcher.onPoolOrCold(
+            pool,
+            spec,
+            listener,
+            hardDeadline,
+            id -> new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idleSeconds), id));
+    List<String> env = new RunLayout(spec, config, runtime).agent(sandbox.proxyAddress()).envList();
+    return DockerSession.open(client, sandbox, env, config.workloadUser(), hardDeadline);
   }
 
   /** Warm sandboxes: see {@link WarmDockerSandbox} and docs/backends/docker.md. */
@@ -337,7 +351,8 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
     HandOverListener listener = new HandOverListener();
     DockerSandbox sandbox =
         launcher.cold(
-            RunLayout.warm(spec, config, runtime, sleepSeconds),
+            new RunLayout(
+                spec, config, runtime, java.util.OptionalLong.of(sleepSeconds), spec.runId()),
             spec,
             listener,
             idleUntil.plus(ttl));

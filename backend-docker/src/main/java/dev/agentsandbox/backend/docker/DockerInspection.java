@@ -44,6 +44,21 @@ final class DockerInspection {
 
   private DockerInspection() {}
 
+  /**
+   * Refuses to lay out a run that inspects hosts on objects named after another id than its own: a
+   * proxy-pool standby's proxy was started without the run's injected credentials or trust volume.
+   */
+  static void refuseStandby(RunSpec spec, String objectsId) {
+    if (!spec.egress().inspect().isEmpty() && !objectsId.equals(spec.runId())) {
+      throw new IllegalArgumentException(
+          "laying out run "
+              + spec.runId()
+              + " on "
+              + objectsId
+              + ": the run inspects hosts, so it is built cold, never on a standby");
+    }
+  }
+
   /** The run's proxy container with its credentials and the trust volume, if the run needs them. */
   static ContainerSpec proxy(RunLayout layout, RunSpec spec, ContainerSpec base) {
     if (!layout.inspects()) {

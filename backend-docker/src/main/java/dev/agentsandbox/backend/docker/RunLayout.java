@@ -4,13 +4,11 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Labels;
-import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.RunContract;
 import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.config.ProxyPolicy;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,7 +65,7 @@ final class RunLayout {
   private final DockerBackendConfig config;
   private final String runtime;
 
-  /** A warm sandbox's idle workload sleeps this long at most; empty for a run's own sandbox. */
+  /** An idle workload sleeps this long at most; empty for a run's own command. */
   private final java.util.OptionalLong idleSeconds;
 
   /**
@@ -98,12 +96,21 @@ final class RunLayout {
     this(spec, config, runtime, java.util.OptionalLong.empty(), spec.runId());
   }
 
-  private RunLayout(
+  /**
+   * @param idle how long an idle workload sleeps (a warm sandbox's or a session's: its process is
+   *     the image's {@code sleep}, which ends by itself, and it holds the step runner, {@link
+   *     SessionRunner}); empty when the run's command is the workload's process
+   * @param objectsId the id the volumes, networks and proxy are named after: the run's own, or the
+   *     proxy-pool standby's the run is built on; always the run's own for a run that inspects
+   *     hosts, since a standby's proxy has neither its injected credentials nor its trust volume
+   */
+  RunLayout(
       RunSpec spec,
       DockerBackendConfig config,
       String runtime,
       java.util.OptionalLong idle,
       String objectsId) {
+    DockerInspection.refuseStandby(spec, objectsId);
     this.spec = spec;
     this.config = config;
     this.runtime = runtime;
@@ -111,27 +118,9 @@ final class RunLayout {
     this.objectsId = objectsId;
   }
 
-  /**
-   * The layout of a run built on a proxy-pool standby: the volumes, networks and proxy are the
-   * standby's (named after {@code standbyId}); the workload container is the run's own.
-   */
-  static RunLayout pooled(
-      RunSpec spec, DockerBackendConfig config, String runtime, String standbyId) {
-    if (!spec.egress().inspect().isEmpty()) {
-      // A standby's proxy has neither the run's injected credentials nor its trust volume.
-      throw new IllegalArgumentException(
-          "run " + spec.runId() + " inspects hosts: it is built cold, never on a standby");
-    }
-    return new RunLayout(spec, config, runtime, java.util.OptionalLong.empty(), standbyId);
-  }
-
-  /**
-   * The layout of a warm sandbox: the same objects, but the workload container's process is {@code
-   * sleep <idleSeconds>} (the image's {@code sleep}), idle until the run's command is started
-   * beside it; it ends by itself when the time is up, so an idle workload cannot outlive its use.
-   */
-  static RunLayout warm(RunSpec spec, DockerBackendConfig config, String runtime, long idle) {
-    return new RunLayout(spec, config, runtime, java.util.OptionalLong.of(idle), spec.runId());
+  /** The runner's volume: an idle workload's only (a running container gets no mount later). */
+  Optional<VolumeSpec> runnerVolume() {
+    return SessionRunner.volume(idleSeconds.isPresent(), spec.runId(), labels());
   }
 
   /** The OCI runtime the workload runs under. */
@@ -362,9 +351,10 @@ final class RunLayout {
             fenceName(),
             Optional.empty(),
             Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
-            List.of(
+            SessionRunner.mounts(
                 new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
-                new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true)),
+                new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true),
+                runnerVolume()),
             spec.resources().memoryMb() * 1024L * 1024L,
             Math.round(spec.resources().cpus() * 1_000_000_000d),
             spec.resources().pids()));
@@ -397,7 +387,7 @@ final class RunLayout {
 
   /** The deliveries of {@link #files()}, in order. */
   List<Delivery> deliveries() {
-    return files().deliveries();
+    return SessionRunner.deliveries(files().deliveries(), runnerVolume(), agentName());
   }
 
   String agentName() {
@@ -409,46 +399,6 @@ final class RunLayout {
    * is described as coming from {@code subnets} (a range, or how it is chosen).
    */
   SandboxPlan plan(Isolation isolation, String subnets) {
-    String block = "<a free /" + SubnetPool.DEFAULT_BLOCK_PREFIX + " of " + subnets + ">";
-    String gateway = "<its first address>";
-    List<Manifest> manifests = new ArrayList<>();
-    manifests.add(new Manifest("volume", workspaceName(), workspace().body()));
-    manifests.add(new Manifest("volume", credentialsName(), credentials().body()));
-    if (inspects()) {
-      manifests.add(new Manifest("volume", trustName(), trust().body()));
-    }
-    manifests.add(new Manifest("network", fenceName(), fence().body(block, gateway)));
-    manifests.add(new Manifest("network", egressName(), egress().body(block, gateway)));
-    ContainerSpec proxy = proxy(PROXY_ADDRESS_PLACEHOLDER);
-    manifests.add(new Manifest("container", proxy.name(), proxy.body()));
-    Map<String, Object> connect = new LinkedHashMap<>();
-    connect.put("Container", proxy.name());
-    connect.put("Network", egressName());
-    manifests.add(new Manifest("network-connect", egressName(), connect));
-    manifests.add(
-        new Manifest("credentials-copy", credentialsName(), files().credentialsCopy(proxy.name())));
-    ContainerSpec agent = agent(PROXY_ADDRESS_PLACEHOLDER);
-    manifests.add(new Manifest("container", agent.name(), agent.body()));
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("Container", agent.name());
-    out.put("Path", RunContract.OUT_DIR);
-    out.put("Owner", config.workloadUser());
-    out.put("Mode", "0700");
-    manifests.add(new Manifest("workspace-out", workspaceName(), out));
-    if (inspects()) {
-      Map<String, Object> trust = new LinkedHashMap<>();
-      trust.put("Container", proxy.name());
-      trust.put("Path", DockerInspection.PROXY_TRUST);
-      trust.put("Volume", trustName());
-      trust.put(
-          "Files",
-          List.of(
-              dev.agentsandbox.backend.RunTrust.RUN_CA,
-              dev.agentsandbox.backend.RunTrust.BUNDLE,
-              dev.agentsandbox.backend.RunTrust.JAVA_STORE));
-      trust.put("From", "the proxy's CA certificate and the workload image's own bundle");
-      manifests.add(new Manifest("trust-copy", trustName(), trust));
-    }
-    return new SandboxPlan(DockerBackend.NAME, runtime, isolation, manifests);
+    return RunPlan.of(this, isolation, subnets);
   }
 }

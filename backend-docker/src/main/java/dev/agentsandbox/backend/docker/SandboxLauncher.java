@@ -74,6 +74,52 @@ final class SandboxLauncher {
   }
 
   /**
+   * Builds a sandbox on a proxy-pool standby when the pool has one, the run has no labels of its
+   * own and inspects no host, else cold; {@code layoutOn} gives the layout on objects named after
+   * an id (the run's own, or the standby's).
+   */
+  DockerSandbox onPoolOrCold(
+      ProxyPool<ProxyStandby> pool,
+      RunSpec spec,
+      SandboxListener listener,
+      Instant hardDeadline,
+      java.util.function.Function<String, RunLayout> layoutOn) {
+    // A run with labels of its own is built cold: they go on every object it has, and Docker
+    // cannot add labels to a standby's objects that already exist.
+    // So is a run that inspects hosts: its proxy's credentials and its trust volume are made with
+    // the run (docs/backends/docker.md, "Inspected hosts").
+    java.util.Optional<ProxyStandby> standby =
+        spec.runLabels().isEmpty() && spec.egress().inspect().isEmpty()
+            ? pool.take(spec.runId())
+            : java.util.Optional.empty();
+    if (standby.isPresent()) {
+      ProxyStandby taken = standby.get();
+      SandboxLauncher.OnStandby outcome =
+          onStandby(
+              layoutOn.apply(taken.id()),
+              spec,
+              taken,
+              listener,
+              hardDeadline,
+              () -> pool.released(taken.id()));
+      switch (outcome) {
+        case SandboxLauncher.OnStandby.Built built -> {
+          return built.sandbox();
+        }
+        case SandboxLauncher.OnStandby.Unusable unusable ->
+            // Nothing of the run had been created; the standby was removed with what it held.
+            LOG.warn(
+                "run {}: proxy-pool standby {} did not take the run's policy, building the run"
+                    + " cold: {}",
+                spec.runId(),
+                taken.id(),
+                unusable.why());
+      }
+    }
+    return cold(layoutOn.apply(spec.runId()), spec, listener, hardDeadline);
+  }
+
+  /**
    * Builds the run on {@code standby}: takes over its objects (from now on the run's teardown
    * removes them), writes the run's policy to its proxy's standard input over the Engine API's
    * attach and waits for the ready line, hands the proxy's decisions over to the run without the
@@ -189,6 +235,15 @@ final class SandboxLauncher {
         steps.run(delivery.step(), () -> copyInto(proxy.containerId(), delivery));
       }
     }
+    layout
+        .runnerVolume()
+        .ifPresent(
+            volume -> {
+              objects.volume(volume.name());
+              steps.step(
+                  "creating volume " + volume.name(),
+                  () -> DockerCommands.createVolume(client, volume));
+            });
     ContainerSpec agent = layout.agent(proxy.address());
     String agentId =
         steps.step(

@@ -69,6 +69,48 @@ final class WarmDockerSandbox implements PreparedSandbox {
 
   @Override
   public Sandbox handOver(RunSpec run, SandboxListener runListener) {
+    RunLayout layout = take(run, runListener);
+    LaunchSteps steps = base.handOverSteps();
+    ContainerSpec agent = layout.agent(base.proxyAddress());
+    List<String> command = new ArrayList<>(imageEntrypoint);
+    command.addAll(run.command());
+    WorkloadExec exec =
+        steps.step(
+            "starting the run's command in workload container " + agent.name(),
+            () ->
+                WorkloadExec.start(
+                    client,
+                    base.workloadContainerId(),
+                    command,
+                    agent.envList(),
+                    config.workloadUser(),
+                    listener));
+    return new Run(exec, Instant.now().plus(cap(run.ttl())));
+  }
+
+  /**
+   * Hands the sandbox to a session: the run's credentials and proxy decisions as {@link #handOver}
+   * gives them, then the step runner (copied in when the sandbox was prepared, {@link
+   * SessionRunner}) started by exec with the run's environment instead of a command.
+   */
+  @Override
+  public dev.agentsandbox.backend.session.SessionSandbox handOverSession(
+      RunSpec run, SandboxListener runListener) {
+    RunLayout layout = take(run, runListener);
+    return DockerSession.open(
+        client,
+        base,
+        layout.agent(base.proxyAddress()).envList(),
+        config.workloadUser(),
+        Instant.now().plus(cap(run.ttl())));
+  }
+
+  /**
+   * Takes the sandbox for {@code run}, once: refuses a run it was not prepared for (removing
+   * everything), copies the run's credentials in, bounds the outputs by the run's and hands the
+   * proxy's decisions over to the run's listener.
+   */
+  private RunLayout take(RunSpec run, SandboxListener runListener) {
     Objects.requireNonNull(runListener, "runListener");
     if (!used.compareAndSet(false, true)) {
       throw new IllegalStateException(
@@ -98,22 +140,8 @@ final class WarmDockerSandbox implements PreparedSandbox {
       steps.run(credentials.step(), () -> launcher.copyInto(base.proxyContainerId(), credentials));
     }
     base.outputArchive().limitTo(run.outputs());
-    ContainerSpec agent = layout.agent(base.proxyAddress());
-    List<String> command = new ArrayList<>(imageEntrypoint);
-    command.addAll(run.command());
     listener.handOver(runListener);
-    WorkloadExec exec =
-        steps.step(
-            "starting the run's command in workload container " + agent.name(),
-            () ->
-                WorkloadExec.start(
-                    client,
-                    base.workloadContainerId(),
-                    command,
-                    agent.envList(),
-                    config.workloadUser(),
-                    listener));
-    return new Run(exec, Instant.now().plus(cap(run.ttl())));
+    return layout;
   }
 
   private static Duration cap(Duration ttl) {

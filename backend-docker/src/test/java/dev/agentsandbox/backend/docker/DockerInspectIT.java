@@ -14,6 +14,11 @@ import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.RunTrust;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
+import dev.agentsandbox.backend.session.SessionSandbox;
+import dev.agentsandbox.backend.session.StepEnd;
+import dev.agentsandbox.backend.session.StepListener;
+import dev.agentsandbox.backend.session.StepSpec;
+import dev.agentsandbox.backend.session.WorkspacePath;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.Injection;
 import dev.agentsandbox.policy.config.InspectedHost;
@@ -36,6 +41,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -53,6 +59,8 @@ class DockerInspectIT {
   private static DockerClient client;
   private static GitHubStandIn github;
   private static final Set<String> runIds = ConcurrentHashMap.newKeySet();
+  private static final java.util.concurrent.atomic.AtomicInteger STEPS =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   @BeforeAll
   static void standUp() throws Exception {
@@ -79,26 +87,30 @@ class DockerInspectIT {
     return DockerItSupport.runtimes();
   }
 
+  /** The agent may GET one repository of the stand-in, with the token the proxy injects. */
+  private static RunEgress egress() throws java.io.IOException {
+    String address = github.layout.address();
+    return new RunEgress(
+        AllowList.parse(List.of(github.authority())),
+        Optional.empty(),
+        List.of(
+            InternalDestination.range(
+                "github", Cidr.parse(address + "/32"), new TreeSet<>(List.of(github.port())))),
+        Map.of(GitHubStandIn.HOST, List.of(address)),
+        List.of(
+            new InspectedHost(
+                GitHubStandIn.HOST,
+                Optional.of(
+                    new RequestRules(
+                        List.of(RequestRule.parse("GET " + GitHubStandIn.REPOSITORY)))),
+                Optional.of(Injection.of("github", "Authorization")))),
+        Optional.of(github.authority.pem()));
+  }
+
   @ParameterizedTest(name = "under {0}")
   @MethodSource("runtimes")
   void theAgentReadsOneRepositoryWithATokenItNeverHolds(String runtime) throws Exception {
-    String address = github.layout.address();
-    RunEgress egress =
-        new RunEgress(
-            AllowList.parse(List.of(github.authority())),
-            Optional.empty(),
-            List.of(
-                InternalDestination.range(
-                    "github", Cidr.parse(address + "/32"), new TreeSet<>(List.of(github.port())))),
-            Map.of(GitHubStandIn.HOST, List.of(address)),
-            List.of(
-                new InspectedHost(
-                    GitHubStandIn.HOST,
-                    Optional.of(
-                        new RequestRules(
-                            List.of(RequestRule.parse("GET " + GitHubStandIn.REPOSITORY)))),
-                    Optional.of(Injection.of("github", "Authorization")))),
-            Optional.of(github.authority.pem()));
+    RunEgress egress = egress();
     String url = "https://" + github.authority();
     String script =
         "echo \"get=$(curl -sS -o /tmp/get -w '%{http_code}' -H \"Authorization: Bearer $GITHUB_TOKEN\" "
@@ -182,6 +194,144 @@ class DockerInspectIT {
       assertThat(text)
           .as("the token where the workload or a reader could see it")
           .doesNotContain(github.token);
+    }
+  }
+
+  /**
+   * A session of the same agent (the backend's default runtime): each step runs with the session's
+   * environment, so it trusts the run CA (the bundle, the variables, the Java store) and holds the
+   * placeholder, while the session's proxy injects the token into the one allowed request.
+   */
+  @Test
+  void aSessionsStepsTrustTheRunCaAndTheProxyInjectsTheToken() throws Exception {
+    String runId = newRunId();
+    runIds.add(runId);
+    Instant expires = Instant.now().plus(Duration.ofMinutes(30));
+    RunSpec spec =
+        new RunSpec(
+                runId,
+                "it-agent",
+                DockerItSupport.WORKLOAD_IMAGE,
+                List.of(),
+                Map.of(),
+                egress(),
+                smallCaps(),
+                Duration.ofMinutes(5),
+                expires,
+                false)
+            .withCredentials(
+                List.of(
+                    new RunCredential(
+                        "github", github.token, Optional.of("GITHUB_TOKEN"), expires)));
+    DockerBackend backend =
+        new DockerBackend(client, DockerBackendConfig.builder().proxyImage(PROXY_IMAGE).build());
+    String url = "https://" + github.authority() + GitHubStandIn.REPOSITORY;
+    RecordingListener listener = new RecordingListener();
+    int before = github.seen().size();
+    List<String> shown = new ArrayList<>();
+    try (SessionSandbox session = backend.openSession(spec, listener)) {
+      // Two steps: the trust a step sees, then requests, each step with the session's environment.
+      StepOutput trust = new StepOutput();
+      StepEnd first =
+          step(
+              session,
+              "env; ls /run/agent-sandbox/trust; "
+                  + "echo \"certs=$(grep -c 'BEGIN CERTIFICATE' $SSL_CERT_FILE)\"; "
+                  + "echo \"env=$GITHUB_TOKEN\"; "
+                  + "echo x > /run/agent-sandbox/trust/run-ca.pem && echo wrote-trust",
+              trust);
+      StepOutput requests = new StepOutput();
+      StepEnd second =
+          step(
+              session,
+              "echo \"get=$(curl -sS -o /tmp/get -w '%{http_code}' -H \"Authorization: Bearer"
+                  + " $GITHUB_TOKEN\" "
+                  + url
+                  + ")\"; cat /tmp/get; echo; "
+                  + "echo \"post=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -d x "
+                  + url
+                  + ")\"",
+              requests);
+      shown.add(trust.text());
+      shown.add(requests.text());
+      shown.add(client.inspectContainerCmd("asb-" + runId + "-agent").exec().toString());
+      assertThat(first.end()).as(trust.text()).isEqualTo(StepEnd.End.EXIT);
+      assertThat(trust.text())
+          .as(trust.text())
+          .contains(
+              RunTrust.environment().entrySet().stream()
+                  .map(e -> e.getKey() + "=" + e.getValue())
+                  .toList())
+          .contains("run-ca.pem", "ca-bundle.pem", "ca-bundle.p12")
+          .contains("env=" + Injection.PLACEHOLDER)
+          .doesNotContain("wrote-trust");
+      assertThat(certificates(trust.text()))
+          .as("the image's own bundle with the run CA appended")
+          .isGreaterThan(1);
+      assertThat(second.end()).as(requests.text()).isEqualTo(StepEnd.End.EXIT);
+      assertThat(requests.text())
+          .as(requests.text())
+          .contains("get=200", github.body().strip(), "post=403");
+    }
+    shown.add(listener.output());
+    shown.addAll(listener.decisions);
+    assertThat(github.seen().subList(before, github.seen().size()))
+        .as("the upstream saw the session's one allowed request, with the injected token")
+        .containsExactly(
+            new GitHubStandIn.Seen("GET", GitHubStandIn.REPOSITORY, "Bearer " + github.token));
+    assertThat(listener.decisions)
+        .as("the session's decisions: the request with its credential's name, the refused POST")
+        .anyMatch(d -> d.contains("\"credential\":\"github\""))
+        .anyMatch(d -> d.contains("method-not-allowed"));
+    for (String text : shown) {
+      assertThat(text)
+          .as("the token where a step or a reader could see it")
+          .doesNotContain(github.token);
+    }
+  }
+
+  private static StepEnd step(SessionSandbox session, String script, StepOutput output)
+      throws InterruptedException {
+    return session
+        .exec(
+            new StepSpec(
+                STEPS.incrementAndGet(),
+                List.of("sh", "-c", script),
+                Map.of(),
+                WorkspacePath.parse("."),
+                new byte[0]),
+            output)
+        .awaitEnd(Instant.now().plus(Duration.ofMinutes(2)))
+        .orElseThrow();
+  }
+
+  private static int certificates(String text) {
+    for (String line : text.split("\n")) {
+      if (line.startsWith("certs=")) {
+        return Integer.parseInt(line.substring("certs=".length()).strip());
+      }
+    }
+    return 0;
+  }
+
+  /** A step's standard output and error, joined. */
+  private static final class StepOutput implements StepListener {
+    private final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+
+    @Override
+    public synchronized void onOutput(byte[] chunk) {
+      if (bytes.size() < (1 << 20)) {
+        bytes.writeBytes(chunk);
+      }
+    }
+
+    @Override
+    public synchronized void onErrorOutput(byte[] chunk) {
+      onOutput(chunk);
+    }
+
+    synchronized String text() {
+      return bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
     }
   }
 }

@@ -111,12 +111,39 @@ class DockerInspectionTest {
   }
 
   @Test
+  void aSessionsIdleWorkloadTrustsTheRunCaBesideTheStepRunner() {
+    // A session's workload idles and holds the runner; its steps get the same trust as a run's.
+    RunLayout idle =
+        new RunLayout(
+            inspecting(),
+            DockerBackendConfig.defaults(),
+            "runsc",
+            java.util.OptionalLong.of(600),
+            inspecting().runId());
+    ContainerSpec agent = idle.agent("172.30.0.2");
+    assertThat(agent.entrypoint()).containsExactly("sleep", "600");
+    assertThat(agent.env())
+        .containsAllEntriesOf(RunTrust.environment())
+        .containsEntry("GH_TOKEN", Injection.PLACEHOLDER);
+    assertThat(agent.mounts())
+        .extracting(VolumeSpec.Mount::target)
+        .contains(RunTrust.DIR, SessionRunner.DIR);
+    assertThat(idle.fenceObjects().volumes())
+        .extracting(VolumeSpec::name)
+        .contains(idle.trustName());
+  }
+
+  @Test
   void aRunThatInspectsIsNeverLaidOutOnAStandby() {
     // A standby's proxy was started without the run's injected credentials or trust volume.
     assertThatThrownBy(
             () ->
-                RunLayout.pooled(
-                    inspecting(), DockerBackendConfig.defaults(), "runsc", "standby-1"))
+                new RunLayout(
+                    inspecting(),
+                    DockerBackendConfig.defaults(),
+                    "runsc",
+                    java.util.OptionalLong.empty(),
+                    "standby-1"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("built cold, never on a standby");
   }

@@ -332,4 +332,49 @@ final class GuestFiles {
     Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
     Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
   }
+
+  /**
+   * Writes a file only {@code uid} may read, private from its first byte: created new (never
+   * through an existing file or link) with mode 0600 as root's, filled, then given to {@code uid}
+   * and made 0400. Writing it first and narrowing its mode after would leave it readable, under the
+   * usual umask, by every local user for as long as the write takes (issue 26: the run's initramfs,
+   * which holds its environment and credentials).
+   */
+  static void writePrivate(Path file, byte[] bytes, int uid) throws IOException {
+    try (java.nio.channels.FileChannel channel =
+        java.nio.channels.FileChannel.open(
+            file,
+            java.util.EnumSet.of(
+                java.nio.file.StandardOpenOption.CREATE_NEW,
+                java.nio.file.StandardOpenOption.WRITE),
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+      java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(bytes);
+      while (buffer.hasRemaining()) {
+        channel.write(buffer);
+      }
+    }
+    Files.setAttribute(file, "unix:uid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--------"));
+  }
+
+  /**
+   * The credentials the proxy injects, one file each, in a folder of the proxy's uid alone (0500,
+   * files 0400): the guest's VMM uid cannot read them, and they go with the run's directory.
+   */
+  static void writeProxyCredentials(
+      Path folder, List<dev.agentsandbox.backend.RunCredential> credentials, int proxyUid)
+      throws IOException {
+    Path dir =
+        Files.createDirectory(
+            folder,
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    for (var credential : credentials) {
+      GuestFiles.writePrivate(
+          dir.resolve(credential.name()),
+          credential.value().getBytes(StandardCharsets.UTF_8),
+          proxyUid);
+    }
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("r-x------"));
+    Files.setAttribute(dir, "unix:uid", proxyUid);
+  }
 }

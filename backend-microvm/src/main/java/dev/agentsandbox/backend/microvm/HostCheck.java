@@ -29,6 +29,19 @@ final class HostCheck {
    */
   static final long KVM_BOOT_SECONDS = 20;
 
+  /**
+   * The probe VMM's hard limit, kept by {@code timeout} whatever happens to this control plane: the
+   * boot's wait, the wait for the report, and some slack.
+   */
+  static final java.time.Duration PROBE_LIFETIME =
+      java.time.Duration.ofSeconds(KVM_BOOT_SECONDS + 10);
+
+  /**
+   * A probe's directory, named for the control plane that made it (its pid and start time), so that
+   * the reaper tells a live probe from one whose control plane is gone.
+   */
+  static final Pattern PROBE_DIR = Pattern.compile("probe-([0-9]+)-([0-9]+)-.*");
+
   private HostCheck() {}
 
   /** Everything this host lacks for the backend, each with what was expected; empty when ready. */
@@ -51,6 +64,7 @@ final class HostCheck {
             List.of("nft", "--version"),
             List.of("ip", "-V"),
             List.of("setpriv", "--version"),
+            List.of("timeout", "--version"),
             List.of("mkfs.ext4", "-V"))) {
       try {
         if (!host.run(tool, null).ok()) {
@@ -114,6 +128,13 @@ final class HostCheck {
     return 0;
   }
 
+  /** {@code probe-<pid>-<start, epoch ms>-}: this control plane's name for a probe directory. */
+  static String probePrefix() {
+    ProcessHandle self = ProcessHandle.current();
+    long started = self.info().startInstant().map(java.time.Instant::toEpochMilli).orElse(0L);
+    return "probe-" + self.pid() + "-" + started + "-";
+  }
+
   /**
    * Boots the guest kernel under KVM into a probe mode of the init, which only reports on its
    * status port. Hardware virtualization counts as working only if that report arrives: {@code
@@ -125,7 +146,7 @@ final class HostCheck {
     Process qemu = null;
     try {
       Files.createDirectories(config.runDir());
-      dir = Files.createTempDirectory(config.runDir(), "probe-");
+      dir = Files.createTempDirectory(config.runDir(), probePrefix());
       Files.setPosixFilePermissions(
           dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
       Map<String, String> settings = new LinkedHashMap<>();
@@ -136,9 +157,7 @@ final class HostCheck {
       System.arraycopy(base, 0, initramfs, 0, base.length);
       System.arraycopy(run, 0, initramfs, base.length, run.length);
       Path initrd = dir.resolve("initramfs.cpio");
-      Files.write(initrd, initramfs);
-      Files.setPosixFilePermissions(
-          initrd, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+      GuestFiles.writePrivate(initrd, initramfs, config.vmmUidBase());
       ByteArrayOutputStream received = new ByteArrayOutputStream();
       Path socket = dir.resolve("status.sock");
       try (GuestChannel status =
@@ -162,6 +181,8 @@ final class HostCheck {
                 "--inh-caps=-all",
                 "--bounding-set=-all",
                 "--no-new-privs",
+                HostChildren.DIE_WITH_PARENT.get(0),
+                HostChildren.DIE_WITH_PARENT.get(1),
                 "--",
                 config.qemu().toString(),
                 "-M",
@@ -192,10 +213,10 @@ final class HostCheck {
                 "virtserialport,chardev=status,name=asb-status");
         Path log = dir.resolve("vmm.log");
         qemu =
-            new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
+            HostChildren.start(
+                new ProcessBuilder(HostChildren.bounded(PROBE_LIFETIME, command))
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile()));
         // A KVM that cannot run the guest may leave QEMU paused rather than exiting: bounded wait.
         boolean exited = qemu.waitFor(KVM_BOOT_SECONDS, TimeUnit.SECONDS);
         status.awaitEnd(2_000);
@@ -231,7 +252,11 @@ final class HostCheck {
       return Probe.unavailable(MicroVmBackend.NAME, "booting a guest under KVM: interrupted");
     } finally {
       if (qemu != null) {
-        qemu.destroyForcibly();
+        try {
+          HostChildren.kill(qemu, java.time.Duration.ofSeconds(10));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
       if (dir != null) {
         GuestFiles.deleteTree(dir);

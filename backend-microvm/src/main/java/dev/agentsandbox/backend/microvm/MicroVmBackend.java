@@ -227,7 +227,7 @@ public final class MicroVmBackend implements SandboxBackend {
             Instant.now().plus(ttl),
             config.bootTimeout(),
             imageId,
-            session == null ? MicroVmSandbox.ONE_SHOT : session);
+            session == null ? GuestControlPort.ONE_SHOT : session);
     if (session != null) {
       session.attach(sandbox);
     }

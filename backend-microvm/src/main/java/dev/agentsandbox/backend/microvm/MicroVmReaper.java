@@ -19,6 +19,12 @@ import java.util.function.Predicate;
  * expiry and its slot; the VMM and the proxy are the processes whose command line names the run's
  * directory; the tap carries the run id in its alias. Never touches a tap, process or directory
  * that does not name a run.
+ *
+ * <p>It also removes what a probe left ({@link HostCheck#PROBE_DIR}): a probe directory whose
+ * control plane (pid and start time, from the name) is gone, or older than the probe's hard limit,
+ * loses the processes that name it and then itself. A probe's VMM dies with its control plane and
+ * at its limit anyway ({@link HostChildren}); this removes what a host without those bounds (or a
+ * control plane of an older version) left.
  */
 final class MicroVmReaper {
   private final MicroVmBackend backend;
@@ -50,7 +56,7 @@ final class MicroVmReaper {
 
   ReapReport reap(Instant now, Predicate<String> isLive) {
     Set<String> removed = new TreeSet<>();
-    List<String> problems = new ArrayList<>();
+    List<String> problems = new ArrayList<>(reapProbes(now));
     for (RunRecord record : records()) {
       if (record.expiry().isAfter(now) && isLive.test(record.runId())) {
         continue;
@@ -73,6 +79,63 @@ final class MicroVmReaper {
       }
     }
     return new ReapReport(List.copyOf(removed), problems);
+  }
+
+  /** Removes the directories (and processes) of probes that are over; returns the problems. */
+  List<String> reapProbes(Instant now) {
+    List<String> problems = new ArrayList<>();
+    Path runDir = backend.config().runDir();
+    if (!Files.isDirectory(runDir)) {
+      return problems;
+    }
+    List<Path> over = new ArrayList<>();
+    try (DirectoryStream<Path> dirs = Files.newDirectoryStream(runDir, "probe-*")) {
+      for (Path dir : dirs) {
+        if (probeIsOver(dir, now)) {
+          over.add(dir);
+        }
+      }
+    } catch (IOException e) {
+      return List.of("removing leftover probes in " + runDir + ": " + e.getMessage());
+    }
+    for (Path dir : over) {
+      List<String> failed = killProcessesNaming(dir);
+      if (failed.isEmpty()) {
+        try {
+          GuestFiles.deleteTree(dir);
+        } catch (RuntimeException e) {
+          failed.add("probe directory " + dir + ": " + e.getMessage());
+        }
+      }
+      failed.forEach(
+          problem -> problems.add("removing the leftover probe " + dir + ": " + problem));
+    }
+    return problems;
+  }
+
+  /** Whether the probe's control plane is gone, or the probe is past its hard limit. */
+  static boolean probeIsOver(Path dir, Instant now) {
+    java.util.regex.Matcher name = HostCheck.PROBE_DIR.matcher(dir.getFileName().toString());
+    if (!name.matches()) {
+      // A probe directory of an older version, named without its owner: over once past the limit.
+      return olderThan(dir, now, HostCheck.PROBE_LIFETIME.multipliedBy(2));
+    }
+    long pid = Long.parseLong(name.group(1));
+    long started = Long.parseLong(name.group(2));
+    boolean ownerLives =
+        ProcessHandle.of(pid)
+            .flatMap(owner -> owner.info().startInstant())
+            .map(start -> start.toEpochMilli() == started)
+            .orElse(false);
+    return !ownerLives || olderThan(dir, now, HostCheck.PROBE_LIFETIME.multipliedBy(2));
+  }
+
+  private static boolean olderThan(Path dir, Instant now, java.time.Duration age) {
+    try {
+      return Files.getLastModifiedTime(dir).toInstant().plus(age).isBefore(now);
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   /** Kills (SIGKILL) every process whose command line names the run's directory. */

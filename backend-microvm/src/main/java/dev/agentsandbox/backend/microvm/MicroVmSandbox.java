@@ -8,14 +8,9 @@ import dev.agentsandbox.backend.UnableToLaunchSandboxException;
 import dev.agentsandbox.backend.UnableToTearDownSandboxException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -39,7 +34,6 @@ final class MicroVmSandbox implements Sandbox {
    */
   static final Duration STOP_GRACE = Duration.ofSeconds(30);
 
-  private static final byte[] STOP = "stop\n".getBytes(StandardCharsets.US_ASCII);
   private static final System.Logger LOG = System.getLogger(MicroVmSandbox.class.getName());
 
   private final MicroVmBackend backend;
@@ -63,37 +57,7 @@ final class MicroVmSandbox implements Sandbox {
   private volatile Process vm;
   private volatile Instant started;
   private volatile String failure;
-  private final ControlPort port;
-
-  /**
-   * What the guest's control port carries: for a run, the host's one {@code stop} line; for a
-   * session, the step runner's frames both ways ({@link MicroVmSession}).
-   */
-  interface ControlPort {
-    /** Bytes the guest wrote to the port, in order, from the channel's one thread. */
-    void received(byte[] chunk);
-
-    /** The port's stream ended (the VMM exited, or teardown closed it). */
-    void ended();
-
-    /** Asks the guest to stop its workload; returns whether the request was sent. */
-    boolean askToStop(GuestChannel channel);
-  }
-
-  /** A run's control port: it only ever sends {@code stop}. */
-  static final ControlPort ONE_SHOT =
-      new ControlPort() {
-        @Override
-        public void received(byte[] chunk) {}
-
-        @Override
-        public void ended() {}
-
-        @Override
-        public boolean askToStop(GuestChannel channel) {
-          return channel.send(STOP);
-        }
-      };
+  private final GuestControlPort port;
 
   MicroVmSandbox(
       MicroVmBackend backend,
@@ -104,7 +68,16 @@ final class MicroVmSandbox implements Sandbox {
       Instant hardDeadline,
       Duration bootTimeout,
       String imageId) {
-    this(backend, layout, runId, runtime, listener, hardDeadline, bootTimeout, imageId, ONE_SHOT);
+    this(
+        backend,
+        layout,
+        runId,
+        runtime,
+        listener,
+        hardDeadline,
+        bootTimeout,
+        imageId,
+        GuestControlPort.ONE_SHOT);
   }
 
   MicroVmSandbox(
@@ -116,7 +89,7 @@ final class MicroVmSandbox implements Sandbox {
       Instant hardDeadline,
       Duration bootTimeout,
       String imageId,
-      ControlPort port) {
+      GuestControlPort port) {
     this.port = port;
     this.backend = backend;
     this.layout = layout;
@@ -152,14 +125,16 @@ final class MicroVmSandbox implements Sandbox {
       host.check(List.of("nft", "-f", "-"), NftFence.addElements(layout.fenceSlot()));
 
       step = "writing the proxy's policy " + layout.policyFile();
-      Files.writeString(layout.policyFile(), layout.proxyPolicyJson(), StandardCharsets.UTF_8);
-      Files.setPosixFilePermissions(
-          layout.policyFile(), PosixFilePermissions.fromString("r--------"));
-      Files.setAttribute(
-          layout.policyFile(), "unix:uid", Integer.parseInt(layout.placement().proxyUid()));
+      GuestFiles.writePrivate(
+          layout.policyFile(),
+          layout.proxyPolicyJson().getBytes(StandardCharsets.UTF_8),
+          Integer.parseInt(layout.placement().proxyUid()));
       if (!proxyCredentials.isEmpty()) {
         step = "writing the proxy's credentials into " + layout.proxyCredentialsDir();
-        writeProxyCredentials(proxyCredentials);
+        GuestFiles.writeProxyCredentials(
+            layout.proxyCredentialsDir(),
+            proxyCredentials,
+            Integer.parseInt(layout.placement().proxyUid()));
       }
       step = "starting the proxy on " + layout.proxyUrl();
       proxy = ProxyProcess.start(layout.proxyCommandLine(), listener, runId);
@@ -181,15 +156,12 @@ final class MicroVmSandbox implements Sandbox {
 
       step = "writing the run's initramfs " + layout.initramfs();
       int vmmUid = Integer.parseInt(layout.placement().vmmUid());
-      // It holds the run's environment: readable by the run's VMM alone.
-      Files.write(layout.initramfs(), initramfs);
-      Files.setPosixFilePermissions(
-          layout.initramfs(), PosixFilePermissions.fromString("r--------"));
-      Files.setAttribute(layout.initramfs(), "unix:uid", vmmUid);
+      // It holds the run's environment and credentials: readable by the run's VMM alone.
+      GuestFiles.writePrivate(layout.initramfs(), initramfs, vmmUid);
       Files.createDirectory(layout.vmmDir());
       Files.setAttribute(layout.vmmDir(), "unix:uid", vmmUid);
       step = "creating the output disk " + layout.outputDisk();
-      createOutputDisk(vmmUid);
+      OutputDiskFile.create(layout.outputDisk(), layout.outputDiskBytes(), vmmUid);
       step = "opening the guest's channels in " + layout.dir();
       output =
           GuestChannel.listen(
@@ -203,10 +175,10 @@ final class MicroVmSandbox implements Sandbox {
       step = "starting the VM (" + runtime + ")";
       started = Instant.now();
       vm =
-          new ProcessBuilder(command)
-              .redirectErrorStream(true)
-              .redirectOutput(layout.vmmDir().resolve("vmm.log").toFile())
-              .start();
+          HostChildren.start(
+              new ProcessBuilder(command)
+                  .redirectErrorStream(true)
+                  .redirectOutput(layout.vmmDir().resolve("vmm.log").toFile()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       teardownQuietly();
@@ -216,42 +188,6 @@ final class MicroVmSandbox implements Sandbox {
       throw new UnableToLaunchSandboxException(
           step + " for run " + runId + ": " + e.getMessage(), e);
     }
-  }
-
-  /**
-   * The credentials the proxy injects, one file each, in a folder of the proxy's uid alone (0500,
-   * files 0400): the guest's VMM uid cannot read them, and they go with the run's directory.
-   */
-  private void writeProxyCredentials(
-      java.util.List<dev.agentsandbox.backend.RunCredential> credentials) throws IOException {
-    int proxyUid = Integer.parseInt(layout.placement().proxyUid());
-    Path dir =
-        Files.createDirectory(
-            layout.proxyCredentialsDir(),
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    for (var credential : credentials) {
-      Path file =
-          Files.createFile(
-              dir.resolve(credential.name()),
-              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-      Files.writeString(file, credential.value(), StandardCharsets.UTF_8);
-      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--------"));
-      Files.setAttribute(file, "unix:uid", proxyUid);
-    }
-    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("r-x------"));
-    Files.setAttribute(dir, "unix:uid", proxyUid);
-  }
-
-  /** A sparse file of the disk's size, the VMM's to write and nobody else's. */
-  private void createOutputDisk(int vmmUid) throws IOException {
-    Files.createFile(
-        layout.outputDisk(),
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    try (FileChannel disk = FileChannel.open(layout.outputDisk(), StandardOpenOption.WRITE)) {
-      // One byte at the end makes the file its full size without allocating the rest.
-      disk.write(ByteBuffer.allocate(1), layout.outputDiskBytes() - 1);
-    }
-    Files.setAttribute(layout.outputDisk(), "unix:uid", vmmUid);
   }
 
   @Override
@@ -270,9 +206,9 @@ final class MicroVmSandbox implements Sandbox {
     return Optional.of(imageId);
   }
 
-  /** The VMM's process id, for measurements (RSS) and tests. */
+  /** The VMM's process id (QEMU's, under setpriv and timeout), for measurements (RSS) and tests. */
   long vmmPid() {
-    return vm.pid();
+    return HostChildren.leaf(vm).pid();
   }
 
   /** The tap's host address and the guest's address. */
@@ -316,8 +252,7 @@ final class MicroVmSandbox implements Sandbox {
       stopped = !endedAlready;
     }
     if (vm.isAlive()) {
-      vm.destroyForcibly();
-      vm.waitFor(10, TimeUnit.SECONDS);
+      HostChildren.kill(vm, Duration.ofSeconds(10));
     }
     output.awaitEnd(DRAIN_MILLIS);
     statusChannel.awaitEnd(DRAIN_MILLIS);
@@ -416,10 +351,8 @@ final class MicroVmSandbox implements Sandbox {
   }
 
   /**
-   * The guest's {@code /workspace/out}, read off the output disk once the VM has stopped. The disk
-   * is the guest's to write, so {@link OutputDisk} reads it as hostile and writes a fresh archive;
-   * it is opened without following links, and only as the regular file the backend created in the
-   * run's directory (which the VMM's uid cannot write).
+   * The guest's {@code /workspace/out}, read off the output disk once the VM has stopped ({@link
+   * OutputDiskFile#read}).
    */
   @Override
   public Optional<InputStream> outputs() {
@@ -432,51 +365,7 @@ final class MicroVmSandbox implements Sandbox {
       throw new SandboxException(
           "reading the outputs of run " + runId + ": its VM is still running (await it first)");
     }
-    Path disk = layout.outputDisk();
-    FileChannel channel = null;
-    try {
-      if (!Files.isRegularFile(disk, LinkOption.NOFOLLOW_LINKS)) {
-        throw new IOException("not a regular file");
-      }
-      channel = FileChannel.open(disk, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-      // Only as much as the disk was made (a VMM that grew the file gains nothing by it), and no
-      // more than the run's caps can keep (RunContract.outArchiveLimit).
-      OutputDisk.Listing listing =
-          OutputDisk.list(channel, OutputDisk.MAX_ENTRIES, layout.outputReadLimit());
-      listing
-          .stopped()
-          .ifPresent(
-              why ->
-                  LOG.log(
-                      System.Logger.Level.WARNING,
-                      "run {0}: reading its output disk stopped early, at {1}; the {2} entries"
-                          + " before are kept",
-                      runId,
-                      why,
-                      listing.entries().size()));
-      return Optional.of(OutputDisk.archive(channel, listing));
-    } catch (IOException e) {
-      closeQuietly(channel);
-      throw new SandboxException(
-          "reading the outputs of run "
-              + runId
-              + " from "
-              + disk
-              + ": "
-              + e.getMessage()
-              + " (the guest may not have written them)",
-          e);
-    }
-  }
-
-  private static void closeQuietly(FileChannel channel) {
-    if (channel != null) {
-      try {
-        channel.close();
-      } catch (IOException ignored) {
-        // Already failing with the reason that matters.
-      }
-    }
+    return Optional.of(OutputDiskFile.read(runId, layout.outputDisk(), layout.outputReadLimit()));
   }
 
   @Override
@@ -487,9 +376,8 @@ final class MicroVmSandbox implements Sandbox {
     List<String> problems = new ArrayList<>();
     Process process = vm;
     if (process != null) {
-      process.destroyForcibly();
       try {
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        if (!HostChildren.kill(process, Duration.ofSeconds(10))) {
           problems.add("the VMM (pid " + process.pid() + ") did not exit");
         }
       } catch (InterruptedException e) {

@@ -26,6 +26,11 @@ import java.util.List;
  *       answer), so a VM cannot aim the answers at a third party by forging its source; answers are
  *       limited per tap ({@link #REJECT_RATE}) and above that the packets are dropped as before;
  *       what is not IPv4 or not addressed to the host alone (broadcast, multicast) is dropped.
+ *   <li>the run's proxy answers its VM alone: a connection to a proxy's address and port that does
+ *       not come from its VM's tap is refused (a reset, for a local process on the host) or dropped
+ *       (from any other interface), so no local user of the host, no container and no other host
+ *       can use a run's proxy, reach its internal destinations or write into its audit trail (issue
+ *       26 item 10);
  *   <li>the proxies themselves (by uid) open no connection to a private, loopback, link-local or
  *       special-purpose address except the destinations the run declares internal and the host's
  *       name servers on port 53 (answers on connections made to them are not restricted).
@@ -76,6 +81,7 @@ final class NftFence {
     lines.add("table " + FAMILY + " " + TABLE + " {");
     lines.add("  set vm_sources { typeof iifname . ip saddr; }");
     lines.add("  set vm_proxy { typeof iifname . ip saddr . ip daddr . tcp dport; }");
+    lines.add("  set proxy_listen { typeof ip daddr . tcp dport; }");
     lines.add("  set proxy_exempt { typeof meta skuid . ip daddr; flags interval; }");
     lines.add("  set resolvers { type ipv4_addr; flags interval; }");
     lines.add("  set private4 { type ipv4_addr; flags interval; }");
@@ -118,6 +124,11 @@ final class NftFence {
     lines.add("  chain input {");
     lines.add(
         "    iifname " + wildcard + " iifname . ip saddr . ip daddr . tcp dport @vm_proxy accept");
+    // A proxy is its VM's alone: from the host itself (a local user) refused at once; from any
+    // other interface (a container's bridge, the LAN) dropped, so a forged source gets no answer.
+    // A tap's packets go on to vm_refuse, which checks their source before it answers.
+    lines.add("    iifname \"lo\" ip daddr . tcp dport @proxy_listen reject with tcp reset");
+    lines.add("    iifname != " + wildcard + " ip daddr . tcp dport @proxy_listen drop");
     lines.add("    iifname " + wildcard + " jump vm_refuse");
     lines.add("    iifname " + wildcard + " drop");
     lines.add("  }");
@@ -181,6 +192,7 @@ final class NftFence {
           "vm_proxy",
           tap + " . " + slot.guestAddress() + " . " + slot.hostAddress() + " . " + slot.proxyPort()
         });
+    elements.add(new String[] {"proxy_listen", slot.hostAddress() + " . " + slot.proxyPort()});
     for (String cidr : slot.internalCidrs()) {
       if (!cidr.contains(":")) {
         elements.add(new String[] {"proxy_exempt", slot.proxyUid() + " . " + cidr});

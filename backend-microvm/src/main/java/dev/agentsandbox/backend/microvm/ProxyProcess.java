@@ -46,7 +46,8 @@ final class ProxyProcess {
   static ProxyProcess start(List<String> command, SandboxListener listener, String runId) {
     try {
       Process process =
-          new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+          HostChildren.start(
+              new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.PIPE));
       process.getOutputStream().close();
       return new ProxyProcess(process, listener, runId);
     } catch (IOException e) {

@@ -9,7 +9,8 @@ import java.util.List;
  * by their serial numbers; one virtio-net on the run's tap; one virtio-serial controller with three
  * ports; a serial console to a file). QEMU runs under {@code setpriv} as an unprivileged uid with
  * no capabilities and no new privileges, and confines itself further with its seccomp sandbox
- * ({@code -sandbox on}).
+ * ({@code -sandbox on}). It dies with its control plane and at its run's hard limit ({@link
+ * HostChildren}).
  */
 final class QemuMicroVm implements Vmm {
   private final MicroVmConfig config;
@@ -52,8 +53,9 @@ final class QemuMicroVm implements Vmm {
             groups(config),
             "--inh-caps=-all",
             "--bounding-set=-all",
-            "--no-new-privs",
-            "--"));
+            "--no-new-privs"));
+    command.addAll(HostChildren.DIE_WITH_PARENT);
+    command.add("--");
     command.addAll(
         List.of(
             config.qemu().toString(),
@@ -111,6 +113,6 @@ final class QemuMicroVm implements Vmm {
             "socket,id=control,path=" + vm.controlSocket(),
             "-device",
             "virtserialport,chardev=control,name=asb-control"));
-    return command;
+    return HostChildren.bounded(vm.lifetime(), command);
   }
 }

@@ -181,7 +181,10 @@ final class VmLayout {
     }
   }
 
-  /** The proxy's command line, as the slot's proxy uid. */
+  /**
+   * The proxy's command line, as the slot's proxy uid, bounded like the VMM to its control plane's
+   * life and to a little more than the VMM's lifetime (it stops after the VM).
+   */
   List<String> proxyCommandLine() {
     List<String> command = new ArrayList<>();
     command.addAll(
@@ -194,12 +197,23 @@ final class VmLayout {
             "--clear-groups",
             "--inh-caps=-all",
             "--bounding-set=-all",
-            "--no-new-privs",
-            "--"));
+            "--no-new-privs"));
+    command.addAll(HostChildren.DIE_WITH_PARENT);
+    command.add("--");
     command.addAll(config.proxyCommand());
     command.add("--policy");
     command.add(policyFile().toString());
-    return command;
+    return HostChildren.bounded(vmLifetime().plusSeconds(30), command);
+  }
+
+  /**
+   * The longest the run's VMM may live whatever happens to its control plane: the run's ttl (at
+   * most {@link MicroVmBackend#MAX_TTL}), the grace a stopping guest gets, and a minute more.
+   */
+  java.time.Duration vmLifetime() {
+    java.time.Duration ttl =
+        spec.ttl().compareTo(MicroVmBackend.MAX_TTL) > 0 ? MicroVmBackend.MAX_TTL : spec.ttl();
+    return ttl.plus(MicroVmSandbox.STOP_GRACE).plusMinutes(1);
   }
 
   /** The guest kernel's command line. */
@@ -297,7 +311,8 @@ final class VmLayout {
         controlSocket().toString(),
         consoleLog().toString(),
         placement.vmmUid(),
-        Integer.toString(config.vmmGid()));
+        Integer.toString(config.vmmGid()),
+        vmLifetime());
   }
 
   NftFence.Slot fenceSlot() {

@@ -11,7 +11,10 @@ interface Vmm {
   /** The runtime name that {@code plan}, runs and audit rows show, such as {@code qemu-tcg}. */
   String runtime();
 
-  /** The command line that starts the VM, as the unprivileged user it runs as. */
+  /**
+   * The command line that starts the VM, as the unprivileged user it runs as, bounded to its
+   * control plane's life and to {@link VmRequest#lifetime()} ({@link HostChildren#bounded}).
+   */
   List<String> commandLine(VmRequest request);
 
   /**
@@ -32,6 +35,8 @@ interface Vmm {
    * @param consoleLog where the guest's serial console goes
    * @param uid the uid the VMM runs as
    * @param gid the gid the VMM runs as
+   * @param lifetime the longest the VMM may live, whatever happens to its control plane: its run's
+   *     ttl and the grace to stop it
    */
   record VmRequest(
       String name,
@@ -48,5 +53,6 @@ interface Vmm {
       String controlSocket,
       String consoleLog,
       String uid,
-      String gid) {}
+      String gid,
+      java.time.Duration lifetime) {}
 }

@@ -78,4 +78,64 @@ class GuestFilesTest {
     assertThat(text.substring(116, 122)).isEqualTo("070701");
     assertThat(archive.length % 4).isZero();
   }
+
+  /**
+   * Issue 26: the initramfs holding a run's credentials was written 0644 and narrowed after. A
+   * watcher that stats the file from the moment it appears, while 64 MiB are written into it, must
+   * never see it readable by group or others.
+   */
+  @Test
+  void aPrivateFileIsNeverReadableByOthersFromItsFirstByte(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path file = dir.resolve("initramfs.cpio");
+    java.util.Set<java.util.Set<java.nio.file.attribute.PosixFilePermission>> seen =
+        java.util.concurrent.ConcurrentHashMap.newKeySet();
+    java.util.concurrent.atomic.AtomicBoolean done =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Thread watcher =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                  while (!done.get() && System.nanoTime() < until) {
+                    try {
+                      seen.add(
+                          java.nio.file.Files.readAttributes(
+                                  file,
+                                  java.nio.file.attribute.PosixFileAttributes.class,
+                                  java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                              .permissions());
+                    } catch (java.io.IOException notYet) {
+                      Thread.onSpinWait();
+                    }
+                  }
+                });
+    int uid = (Integer) java.nio.file.Files.getAttribute(dir, "unix:uid");
+    GuestFiles.writePrivate(file, new byte[64 << 20], uid);
+    done.set(true);
+    watcher.join(60_000);
+    assertThat(seen).as("the modes the watcher saw").isNotEmpty();
+    for (java.util.Set<java.nio.file.attribute.PosixFilePermission> permissions : seen) {
+      assertThat(java.nio.file.attribute.PosixFilePermissions.toString(permissions))
+          .as("a mode the file had while it was written")
+          .matches("r[w-]-------");
+    }
+    assertThat(
+            java.nio.file.attribute.PosixFilePermissions.toString(
+                java.nio.file.Files.getPosixFilePermissions(file)))
+        .isEqualTo("r--------");
+  }
+
+  @Test
+  void aPrivateFileIsNeverWrittenThroughALinkPlantedInItsPlace(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path victim = java.nio.file.Files.writeString(dir.resolve("victim"), "keep");
+    java.nio.file.Path file = dir.resolve("initramfs.cpio");
+    java.nio.file.Files.createSymbolicLink(file, victim);
+    int uid = (Integer) java.nio.file.Files.getAttribute(dir, "unix:uid");
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> GuestFiles.writePrivate(file, "secret".getBytes(StandardCharsets.UTF_8), uid))
+        .isInstanceOf(java.nio.file.FileAlreadyExistsException.class);
+    assertThat(java.nio.file.Files.readString(victim)).isEqualTo("keep");
+  }
 }

@@ -25,6 +25,8 @@ class MicroVmConfigTest {
     assertChangedOnly(moved, "runDir", "subnetPool");
     assertThat(moved.runDir()).isEqualTo(Path.of("/tmp/vm-runs"));
     assertThat(moved.subnetPool()).isEqualTo("10.214.0.0/24");
+    assertChangedOnly(
+        BASE.toBuilder().qemu(Path.of("/opt/qemu/bin/qemu-system-x86_64")).build(), "qemu");
   }
 
   @Test

@@ -299,7 +299,7 @@ class MicroVmFenceIT {
               }
             }));
     rows.put(
-        "control: the second VM's proxy answers on its tap address, from the host",
+        "the second VM's proxy answers its VM alone: the host itself is refused (issue 26 item 10)",
         new Row(
             "",
             "",
@@ -318,7 +318,9 @@ class MicroVmFenceIT {
                                 + ":"
                                 + backend.config().proxyPort(),
                             upstreamUrl()))
-                    .contains(" 403");
+                    .as("a local process on the host, through the second VM's proxy")
+                    .contains("Failed to connect")
+                    .doesNotContain(" 403");
               } catch (Exception e) {
                 throw new AssertionError(e);
               }
@@ -486,7 +488,7 @@ class MicroVmFenceIT {
             "control: the second VM serves on its own address and its proxy answers it (from inside)",
             "control: the upstream and the metadata listener answer on the host",
             "control: the host service answers on the tap's host address, from the host",
-            "control: the second VM's proxy answers on its tap address, from the host",
+            "the second VM's proxy answers its VM alone: the host itself is refused (issue 26 item 10)",
             "the proxy's own uid reaches no private host address (nftables, beside its own rules)",
             "the proxy's decisions reach the listener",
             "the probe script ran to its end and the VM exited by itself")

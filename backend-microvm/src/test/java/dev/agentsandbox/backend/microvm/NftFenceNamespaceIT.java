@@ -287,9 +287,33 @@ class NftFenceNamespaceIT {
     assertThat(counter(GUEST, "rst")).isEqualTo(resets);
   }
 
-  /** Last: it spends the tap's allowance of answers. */
+  /**
+   * Issue 26 item 10: the proxy listens on the tap's host address, which every local process of the
+   * host can reach. The fence keeps it the VM's alone: the host's own processes are refused at
+   * once, another host's packets are dropped, the guest still connects, and the same address keeps
+   * serving the host on its other ports.
+   */
   @Test
   @Order(6)
+  void theRunsProxyAnswersItsVmAloneNotTheHostNorAnotherHost() throws Exception {
+    String port = Integer.toString(PROXY_PORT);
+    assertThat(probe(HOST, "tcp", "-", TAP_ADDRESS, port, ANSWER_SECONDS))
+        .as("a local process on the host")
+        .isEqualTo("refused");
+    assertThat(probe(VICTIM, "tcp", "-", TAP_ADDRESS, port, SILENCE_SECONDS))
+        .as("another host, through the host's uplink")
+        .isEqualTo("timeout");
+    assertThat(probe(GUEST, "tcp", "-", TAP_ADDRESS, port, ANSWER_SECONDS))
+        .as("the run's VM")
+        .isEqualTo("connected proxy");
+    assertThat(probe(HOST, "tcp", "-", TAP_ADDRESS, "8080", ANSWER_SECONDS))
+        .as("the host, on another port of the same address")
+        .isEqualTo("connected host-service");
+  }
+
+  /** Last: it spends the tap's allowance of answers. */
+  @Test
+  @Order(7)
   void theAnswersToOneTapAreLimited() throws Exception {
     int sent = 2000;
     long before = counter(GUEST, "rst");

@@ -31,6 +31,8 @@ class NftFenceTest {
     assertThat(table)
         .contains(
             "iifname \"asbv*\" iifname . ip saddr . ip daddr . tcp dport @vm_proxy accept\n"
+                + "    iifname \"lo\" ip daddr . tcp dport @proxy_listen reject with tcp reset\n"
+                + "    iifname != \"asbv*\" ip daddr . tcp dport @proxy_listen drop\n"
                 + "    iifname \"asbv*\" jump vm_refuse\n"
                 + "    iifname \"asbv*\" drop\n  }")
         .contains(
@@ -64,7 +66,13 @@ class NftFenceTest {
     // Only input and forward (where nftables allows reject) send a tap's packets there; the
     // prerouting drops (anti-spoofing, not IPv4) come first and answer nothing.
     assertThat(table.lines().filter(l -> l.contains("jump vm_refuse"))).hasSize(2);
-    assertThat(table.lines().filter(l -> l.contains("reject with"))).hasSize(2);
+    assertThat(table.lines().filter(l -> l.contains("reject with"))).hasSize(3);
+    // The third: a local process's connection to a run's proxy, refused (issue 26 item 10).
+    assertThat(table)
+        .contains(
+            "    iifname \"lo\" ip daddr . tcp dport @proxy_listen reject with tcp reset\n"
+                + "    iifname != \"asbv*\" ip daddr . tcp dport @proxy_listen drop\n"
+                + "    iifname \"asbv*\" jump vm_refuse\n");
     String prerouting = table.substring(table.lastIndexOf("  chain prerouting {"));
     prerouting = prerouting.substring(0, prerouting.indexOf("  }\n"));
     assertThat(prerouting).doesNotContain("reject").doesNotContain("vm_refuse");
@@ -91,7 +99,8 @@ class NftFenceTest {
         .containsExactly(
             "add element inet agent_sandbox vm_sources { \"asbv3\" . 10.213.0.14 comment \"run abc123\" }",
             "add element inet agent_sandbox vm_proxy { \"asbv3\" . 10.213.0.14 . 10.213.0.13 . 3128 comment \"run abc123\" }",
+            "add element inet agent_sandbox proxy_listen { 10.213.0.13 . 3128 comment \"run abc123\" }",
             "add element inet agent_sandbox proxy_exempt { 2100003 . 198.18.78.0/24 comment \"run abc123\" }");
-    assertThat(NftFence.deleteElements(slot)).hasSize(3);
+    assertThat(NftFence.deleteElements(slot)).hasSize(4);
   }
 }

@@ -5,6 +5,8 @@ import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.server.evidence.EvidenceJson;
+import dev.agentsandbox.server.evidence.EvidenceWindow;
 import dev.agentsandbox.server.governance.GovernedConfigs;
 import dev.agentsandbox.server.governance.GovernedDocument;
 import dev.agentsandbox.server.governance.Versioned;
@@ -13,6 +15,7 @@ import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
 import java.io.IOException;
+import java.time.Instant;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -72,15 +75,25 @@ public final class ConfigEndpoints {
       Function<Versioned<T>, Map<String, Object>> view)
       throws IOException {
     boolean dryRun = dryRun(request);
+    EvidenceWindow window =
+        EvidenceWindow.parse("impact_since", request.query().get("impact_since"), Instant.now());
     GovernedConfigs.Change<T> change =
         configs.update(
-            document, request.jsonBody(), request.header("If-Match"), request.principal(), dryRun);
+            document,
+            request.jsonBody(),
+            request.header("If-Match"),
+            request.principal(),
+            dryRun,
+            window);
     return answer(view.apply(change.saved()), change);
   }
 
-  /** {@code ?dry_run=true}: every check of a save, nothing stored (docs/api.md). */
+  /**
+   * {@code ?dry_run=true}: every check of a save, nothing stored; {@code impact_since}: how far
+   * back the change's impact reads (docs/api.md).
+   */
   private static boolean dryRun(Request request) {
-    request.onlyQueryParams(Set.of("dry_run"));
+    request.onlyQueryParams(Set.of("dry_run", "impact_since"));
     String value = request.query().get("dry_run");
     if (value == null || value.equals("false")) {
       return false;
@@ -151,6 +164,7 @@ public final class ConfigEndpoints {
       if (change.dryRun()) {
         summary.put("dry_run", true);
       }
+      summary.put("impact", EvidenceJson.impact(change.impact()));
       view.put("change", summary);
     }
     return Response.json(200, Json.bytes(mapper, view))

@@ -6,6 +6,10 @@ import dev.agentsandbox.policy.config.ConfigProblem;
 import dev.agentsandbox.policy.config.Loosening;
 import dev.agentsandbox.policy.text.ShownText;
 import dev.agentsandbox.server.Scopes;
+import dev.agentsandbox.server.evidence.ChangeImpact;
+import dev.agentsandbox.server.evidence.ChangeImpacts;
+import dev.agentsandbox.server.evidence.EvidenceJson;
+import dev.agentsandbox.server.evidence.EvidenceWindow;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.StoredConfig;
@@ -23,8 +27,10 @@ import java.util.regex.Pattern;
  * Reads and changes governed documents: checks the version the caller read, computes every
  * loosening, demands {@code governance.weaken} and a reason for any, and saves the new version with
  * its {@code agent_sandbox.config.update} audit row in one transaction. Refusals are audited as
- * {@code agent_sandbox.config.refused}. Every refusal is a {@link GovernanceException}; the HTTP
- * layer decides what status it is. Thread-safe.
+ * {@code agent_sandbox.config.refused}. Every change, saved, previewed or refused, also answers its
+ * impact on the recorded egress of each agent whose lists it changes ({@link ChangeImpacts}), and
+ * the audit row records its counts. Every refusal is a {@link GovernanceException}; the HTTP layer
+ * decides what status it is. Thread-safe.
  */
 public final class GovernedConfigs {
   public static final String UPDATE_EVENT = "agent_sandbox.config.update";
@@ -38,11 +44,21 @@ public final class GovernedConfigs {
   private final Store store;
   private final ObjectMapper mapper;
   private final GovernanceMetrics metrics;
+  private final ChangeImpacts impacts;
 
-  public GovernedConfigs(Store store, ObjectMapper mapper, GovernanceMetrics metrics) {
+  public GovernedConfigs(
+      Store store, ObjectMapper mapper, GovernanceMetrics metrics, ChangeImpacts impacts) {
     this.store = store;
     this.mapper = mapper;
     this.metrics = metrics;
+    this.impacts = impacts;
+  }
+
+  /** Both documents as they are now. */
+  public GovernedDocument.Documents documents() {
+    return new GovernedDocument.Documents(
+        current(GovernedDocument.SANDBOX).document(),
+        current(GovernedDocument.EGRESS_POLICY).document());
   }
 
   /** The current version of a document, or its defaults as version 0. */
@@ -61,7 +77,11 @@ public final class GovernedConfigs {
    * document as it would be saved, under the version it replaces (nothing was stored).
    */
   public record Change<T>(
-      Versioned<T> saved, List<Loosening> loosenings, String reason, boolean dryRun) {}
+      Versioned<T> saved,
+      List<Loosening> loosenings,
+      String reason,
+      boolean dryRun,
+      ChangeImpact impact) {}
 
   /**
    * Applies a {@code PUT} body.
@@ -72,13 +92,15 @@ public final class GovernedConfigs {
    * @param dryRun makes every check a save makes (validation, version, governance) and answers or
    *     refuses exactly as the save would, but stores nothing and writes no audit row: a preview is
    *     not an attempt
+   * @param window the stretch of the audit log the change's impact is computed over
    */
   public <T> Change<T> update(
       GovernedDocument<T> kind,
       JsonNode body,
       Optional<String> ifMatch,
       TokenInfo actor,
-      boolean dryRun) {
+      boolean dryRun,
+      EvidenceWindow window) {
     if (!body.isObject()) {
       throw new InvalidChangeException("the body must be a JSON object", List.of());
     }
@@ -112,6 +134,10 @@ public final class GovernedConfigs {
     Map<String, Object> afterTree = kind.writer().apply(after);
     List<String> missing = missing(loosenings, reason, actor);
     boolean refused = !missing.isEmpty();
+    GovernedDocument.Documents now = documents();
+    ChangeImpact impact =
+        impacts.between(
+            kind.egress().apply(before.document(), now), kind.egress().apply(after, now), window);
     // One audit row either way: a refusal names the version the change was made to (nothing new
     // was saved) and what was missing; a save names the version it created.
     if (dryRun && !refused) {
@@ -119,7 +145,8 @@ public final class GovernedConfigs {
           new Versioned<>(after, before.version(), before.updatedAt(), before.updatedBy()),
           loosenings,
           reason,
-          true);
+          true,
+          impact);
     }
     Map<String, Object> data = new LinkedHashMap<>();
     data.put("config", kind.key());
@@ -129,6 +156,8 @@ public final class GovernedConfigs {
     data.put("weakening", !loosenings.isEmpty());
     data.put("loosenings", looseningRows(loosenings));
     data.put("reason", reason);
+    // What the approver saw before saving, as counts (docs/api.md, "Impact of a change").
+    data.put("impact", EvidenceJson.impactCounts(impact));
     if (refused) {
       data.put("missing", missing);
       if (!dryRun) {
@@ -140,7 +169,10 @@ public final class GovernedConfigs {
         metrics.configRefused(kind.key());
       }
       throw new WeakeningRefusedException(
-          refusal(kind, loosenings, missing, actor), loosenings, missing);
+          refusal(kind, loosenings, missing, actor),
+          loosenings,
+          missing,
+          EvidenceJson.impact(impact));
     }
     StoredConfig saved =
         store
@@ -155,7 +187,8 @@ public final class GovernedConfigs {
         new Versioned<>(after, saved.version(), saved.updatedAt(), saved.updatedBy()),
         loosenings,
         reason,
-        false);
+        false,
+        impact);
   }
 
   /** What a change with these loosenings lacks: nothing for a tightening. */

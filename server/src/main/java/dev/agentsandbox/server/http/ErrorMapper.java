@@ -124,6 +124,7 @@ public final class ErrorMapper {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("loosenings", GovernedConfigs.looseningRows(weakening.loosenings()));
         details.put("missing", weakening.missing());
+        details.put("impact", weakening.impact());
         if (weakening.missing().contains(Scopes.GOVERNANCE_WEAKEN)) {
           details.put("missing_scope", Scopes.GOVERNANCE_WEAKEN);
         }

@@ -148,6 +148,7 @@ public final class RunEndpoints {
 
   private void follow(RunOutput output, OutputStream out, boolean tagged) throws IOException {
     long seq = 0;
+    RunOutput.PlainText plain = new RunOutput.PlainText();
     while (true) {
       RunOutput.Chunk chunk;
       try {
@@ -164,12 +165,13 @@ public final class RunEndpoints {
                         + chunk.skippedLines()
                         + " lines left the retained tail unread]\n")
                     .getBytes(StandardCharsets.UTF_8));
+        plain.interrupted();
       }
       for (RunOutput.Line line : chunk.entries()) {
         out.write(
             tagged
                 ? tagged(line.stderr() ? "stderr" : "stdout", line.text())
-                : line.text().getBytes(StandardCharsets.UTF_8));
+                : plain.next(line).getBytes(StandardCharsets.UTF_8));
       }
       out.flush();
       seq = chunk.nextSeq();

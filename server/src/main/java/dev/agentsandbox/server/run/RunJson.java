@@ -34,6 +34,7 @@ final class RunJson {
     view.put("isolation", isolation(plan.isolation()));
     view.put("available", plan.available());
     view.put("probe", plan.probeDetail());
+    strings(view.putArray("probes_running"), plan.stillProbing());
     view.put("image", plan.image());
     strings(view.putArray("command"), plan.command());
     strings(view.putArray("allow"), plan.egress().allow().asStrings());

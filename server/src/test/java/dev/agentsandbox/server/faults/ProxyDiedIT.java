@@ -11,7 +11,6 @@ import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.docker.DockerBackend;
 import dev.agentsandbox.backend.docker.DockerBackendConfig;
-import dev.agentsandbox.backend.docker.DockerClients;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
@@ -36,7 +35,9 @@ import org.junit.jupiter.api.Test;
  * Fault: the run's proxy container is killed (SIGKILL through the daemon) while its workload loops.
  * The run must end at once as failed with its own reason ({@code proxy_died}) and audit row, and
  * nothing of the run may be left on the daemon. A real server on loopback, a real SQLite store, the
- * real Docker backend and images.
+ * real Docker backend and images, on a Docker daemon of the test's own ({@link PrivateDockerd}), so
+ * that killing containers can touch nothing but the test's and the test needs nothing of the
+ * machine's daemon but its images (issue 26 item 19).
  */
 class ProxyDiedIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -48,7 +49,14 @@ class ProxyDiedIT {
 
   @Test
   void aKilledProxyEndsTheRunAsProxyDiedAndLeavesNothing() throws Exception {
-    DockerClient docker = DockerClients.fromEnvironment();
+    try (PrivateDockerd dockerd =
+        PrivateDockerd.start(
+            "ProxyDiedIT", List.of(IMAGE, DockerBackendConfig.DEFAULT_PROXY_IMAGE))) {
+      killTheProxyMidRun(dockerd.client());
+    }
+  }
+
+  private void killTheProxyMidRun(DockerClient docker) throws Exception {
     Probe probe = new DockerBackend(docker, DockerBackendConfig.defaults()).probe();
     if (!probe.available()) {
       fail("ProxyDiedIT needs a Docker daemon: " + probe.detail());

@@ -73,21 +73,27 @@ class ErrorMapperTest {
             new WeakeningRefusedException(
                 "update agent-sandbox: no",
                 List.of(TURNED_ON),
-                List.of(Scopes.GOVERNANCE_WEAKEN, "reason")),
+                List.of(Scopes.GOVERNANCE_WEAKEN, "reason"),
+                java.util.Map.of("agents_unchanged", 0)),
             403,
             "{\"error\":\"weakening_refused\",\"message\":\"update agent-sandbox: no\","
                 + "\"loosenings\":[{\"path\":\"enabled\",\"kind\":\"enabled_turned_on\","
                 + "\"detail\":\"sandboxes can now be launched\"}],"
                 + "\"missing\":[\"governance.weaken\",\"reason\"],"
+                + "\"impact\":{\"agents_unchanged\":0},"
                 + "\"missing_scope\":\"governance.weaken\"}"),
         Arguments.of(
             "a weakening without a reason is 403 weakening_refused with no missing_scope",
             new WeakeningRefusedException(
-                "update agent-sandbox: no", List.of(TURNED_ON), List.of("reason")),
+                "update agent-sandbox: no",
+                List.of(TURNED_ON),
+                List.of("reason"),
+                java.util.Map.of("agents_unchanged", 0)),
             403,
             "{\"error\":\"weakening_refused\",\"message\":\"update agent-sandbox: no\","
                 + "\"loosenings\":[{\"path\":\"enabled\",\"kind\":\"enabled_turned_on\","
-                + "\"detail\":\"sandboxes can now be launched\"}],\"missing\":[\"reason\"]}"),
+                + "\"detail\":\"sandboxes can now be launched\"}],\"missing\":[\"reason\"],"
+                + "\"impact\":{\"agents_unchanged\":0}}"),
         Arguments.of(
             "a stale version found before saving is 409 version_conflict",
             new StaleVersionException("egress-policy", 2, 3),
