@@ -1,10 +1,12 @@
 // One run: its state, its output streamed live, its egress decisions, a kill button while it is
-// live, and once it has ended its artifacts and its timeline. The output arrives over a fetch
+// live (a close button for a session, with its steps), and once it has ended its artifacts and
+// its timeline. The output arrives over a fetch
 // stream (bearer header), never an EventSource (which cannot send one) nor a URL carrying the token.
 import { api, problem, runPath } from "./api.js";
 import { announce, badge, h, replace, section, table, time, visible } from "./dom.js";
 import { showArtifacts } from "./artifacts.js";
 import { showTimeline } from "./timeline.js";
+import { showSteps } from "./steps.js";
 
 const LIVE = ["pending", "running"];
 const MAX_SHOWN = 256 * 1024;
@@ -20,12 +22,18 @@ export function runPage(root, runId) {
   const killOut = h("div", { "aria-live": "polite" });
   const artifacts = h("div", { id: "run-artifacts" }, h("p", { "aria-busy": "true" }, "Loading…"));
   const timeline = h("div", { id: "run-timeline" }, h("p", { "aria-busy": "true" }, "Loading…"));
+  const steps = h("div", { id: "run-steps" }, h("p", { "aria-busy": "true" }, "Loading…"));
+  const stepsSection = section("Steps", steps);
+  stepsSection.hidden = true;
+  let loadedTimeline = null;
+  let isSession = false;
+  let stepsTimed = -1; // how many steps the loaded timeline knew of
   const kill = h("button", { type: "button", id: "run-kill", class: "danger", hidden: true }, "Kill run");
   kill.addEventListener("click", async () => {
     kill.disabled = true;
     try {
       await api("DELETE", runPath(runId));
-      replace(killOut, h("div", { class: "alert alert-ok", role: "status" }, "Kill requested."));
+      replace(killOut, h("div", { class: "alert alert-ok", role: "status" }, isSession ? "Session closed." : "Kill requested."));
       poll();
     } catch (e) {
       kill.disabled = false;
@@ -35,9 +43,10 @@ export function runPage(root, runId) {
   replace(
     root,
     h("p", { class: "crumbs" }, h("a", { href: "#/runs" }, "Runs"), " / ", h("code", {}, runId)),
-    h("h1", {}, "Run ", h("code", {}, runId)),
+    h("h1", {}, h("span", { id: "run-noun" }, "Run"), " ", h("code", {}, runId)),
     h("p", {}, h("a", { href: "#/audit/" + encodeURIComponent(runId), id: "run-audit" }, "Audit rows of this run")),
     h("div", { class: "grid2 wide-right" }, section("State", state, h("div", { class: "actions" }, kill), killOut), section("Egress decisions", egress)),
+    stepsSection,
     section("Output", h("p", {}, streamState), output),
     section("Artifacts", artifacts),
     section("Timeline", timeline),
@@ -55,6 +64,18 @@ export function runPage(root, runId) {
     showEgress(egress, run);
     const live = LIVE.includes(run.status);
     kill.hidden = !live;
+    isSession = run.kind === "session";
+    if (isSession) {
+      stepsSection.hidden = false;
+      kill.textContent = "Close session";
+      replace(document.getElementById("run-noun"), "Session");
+      // A new step since the timeline was read: read it again for that step's decisions.
+      if (live && loadedTimeline && stepsTimed !== run.steps) {
+        stepsTimed = run.steps;
+        loadedTimeline = await showTimeline(timeline, runId, abort.signal);
+      }
+      await showSteps(steps, runId, loadedTimeline, abort.signal);
+    }
     if (recordShown !== run.status && (recordShown === null || !live)) {
       recordShown = run.status;
       showRecord(live);
@@ -68,12 +89,16 @@ export function runPage(root, runId) {
   async function showRecord(live) {
     if (live) replace(artifacts, h("p", { class: "empty" }, "Collected from /workspace/out when the run ends."));
     let loaded = await showTimeline(timeline, runId, abort.signal);
+    loadedTimeline = loaded;
+    stepsTimed = loaded && loaded.steps ? loaded.steps.length : stepsTimed;
     // The run's status turns before its teardown row is written: read again until that row is in
     // (a few seconds at most; a run that never gets one is shown as it is).
     for (let i = 0; !live && i < 10 && loaded && !loaded.end.teardown && !abort.signal.aborted; i++) {
       await new Promise((resolve) => window.setTimeout(resolve, 1000));
       loaded = await showTimeline(timeline, runId, abort.signal);
+      loadedTimeline = loaded;
     }
+    if (isSession) await showSteps(steps, runId, loadedTimeline, abort.signal);
     if (!live) {
       const outputs = loaded && loaded.end && loaded.end.artifacts ? loaded.end.artifacts.detail : null;
       await showArtifacts(artifacts, runId, outputs, abort.signal);
@@ -92,7 +117,7 @@ export function runPage(root, runId) {
         if (output.textContent.length > MAX_SHOWN) output.textContent = output.textContent.slice(-MAX_SHOWN);
         output.scrollTop = output.scrollHeight;
       }
-      replace(streamState, "the run has ended; this is all its output");
+      replace(streamState, isSession ? "the session has ended; this is all its steps' output" : "the run has ended; this is all its output");
       announce("The run's output has ended");
       output.dataset.ended = "true";
       poll();
@@ -113,7 +138,9 @@ function showState(el, run) {
   const facts = [
     ["Status", badge(run.status)],
     ["Agent", run.agent],
-    ["Command", h("code", {}, visible((run.command || []).join(" ")))],
+    run.kind === "session"
+      ? ["Session", run.steps + " steps · idle after " + run.idle_seconds + " s" + (run.idle_expires_at ? " (until " + time(run.idle_expires_at) + ")" : "")]
+      : ["Command", h("code", {}, visible((run.command || []).join(" ")))],
     ["Backend", run.backend + " · " + run.runtime + " · " + run.isolation],
     ["Created", time(run.created_at)],
     ["Started", time(run.started_at)],

@@ -4,7 +4,8 @@ import { BASE, api, problem, runHref, splitCommand } from "./api.js";
 import { badge, field, h, replace, section, table, time } from "./dom.js";
 import { agentPicker } from "./plan.js";
 
-const STATUSES = ["", "pending", "running", "exited", "deadline", "killed", "failed"];
+const STATUSES = ["", "pending", "running", "exited", "deadline", "killed", "failed", "closed"];
+const KINDS = ["", "run", "session"];
 
 export function runsPage(root) {
   const [agent, agentList] = agentPicker("run-agent");
@@ -38,6 +39,7 @@ export function runsPage(root) {
 
   const fAgent = h("input", { id: "filter-agent", type: "search", autocomplete: "off" });
   const fStatus = h("select", { id: "filter-status" }, STATUSES.map((s) => h("option", { value: s }, s || "any")));
+  const fKind = h("select", { id: "filter-kind" }, KINDS.map((k) => h("option", { value: k }, k || "any")));
   const fSince = h("input", { id: "filter-since", type: "search", autocomplete: "off", placeholder: "24h" });
   const fText = h("input", { id: "filter-text", type: "search", autocomplete: "off" });
   const list = h("div", { id: "runs-list", "aria-live": "polite" });
@@ -50,6 +52,7 @@ export function runsPage(root) {
           "tr",
           {},
           h("td", {}, h("a", { href: runHref(r.run_id) }, h("code", {}, r.run_id))),
+          h("td", {}, r.kind === "session" ? badge("session", "kind") : "run"),
           h("td", {}, r.agent),
           h("td", {}, badge(r.status)),
           h("td", {}, r.backend || "—"),
@@ -57,7 +60,7 @@ export function runsPage(root) {
           h("td", {}, time(r.ended_at)),
         ),
       );
-    replace(list, table("Runs", ["Run", "Agent", "Status", "Backend", "Created", "Ended"], rows, "No run matches."));
+    replace(list, table("Runs", ["Run", "Kind", "Agent", "Status", "Backend", "Created", "Ended"], rows, "No run matches."));
   };
   // Agent, status and age are the API's own filters (so older runs are found too); the text
   // filter narrows what the API answered.
@@ -66,6 +69,7 @@ export function runsPage(root) {
     const query = new URLSearchParams({ limit: "500" });
     if (fAgent.value.trim()) query.set("agent", fAgent.value.trim());
     if (fStatus.value) query.set("status", fStatus.value);
+    if (fKind.value) query.set("kind", fKind.value);
     if (fSince.value.trim()) query.set("since", fSince.value.trim());
     const mine = ++asked;
     try {
@@ -78,7 +82,7 @@ export function runsPage(root) {
     }
   };
   let pending = null;
-  for (const control of [fAgent, fStatus, fSince]) {
+  for (const control of [fAgent, fStatus, fKind, fSince]) {
     control.addEventListener("input", () => {
       window.clearTimeout(pending);
       pending = window.setTimeout(refresh, 250);
@@ -90,6 +94,7 @@ export function runsPage(root) {
     { class: "filters", role: "search", "aria-label": "Filter runs" },
     field("Agent", fAgent),
     field("Status", fStatus),
+    field("Kind", fKind),
     field("Since", fSince, "An age (15m, 2h, 7d) or an instant."),
     field("Run id or text", fText),
   );

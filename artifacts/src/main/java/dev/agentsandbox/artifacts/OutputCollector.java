@@ -2,7 +2,6 @@ package dev.agentsandbox.artifacts;
 
 import dev.agentsandbox.artifacts.CollectedOutputs.Dropped;
 import dev.agentsandbox.artifacts.CollectedOutputs.Reason;
-import dev.agentsandbox.policy.text.ShownText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -18,7 +17,6 @@ import java.util.List;
 import java.util.Set;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
-import org.apache.commons.compress.archivers.tar.TarConstants;
 
 /**
  * Keeps a run's outputs from a tar archive of its output folder (what Docker's archive API returns
@@ -93,14 +91,14 @@ public final class OutputCollector {
           }
           continue;
         }
-        Reason refused = typeRefusal(entry);
+        Reason refused = EntryRules.typeRefusal(entry);
         if (refused == null && (path == null || ArtifactPath.problem(path).isPresent())) {
           refused = Reason.INVALID_PATH;
         }
         if (refused == null
             && (keptFiles.contains(path)
                 || keptFolders.contains(path)
-                || parentIsKeptFile(path, keptFiles))) {
+                || EntryRules.parentIsFile(path, keptFiles))) {
           refused = Reason.CONFLICT;
         }
         if (refused == null && kept.size() >= caps.maxFiles()) {
@@ -196,37 +194,6 @@ public final class OutputCollector {
     }
   }
 
-  private static Reason typeRefusal(TarArchiveEntry entry) {
-    if (entry.isSymbolicLink()) {
-      return Reason.SYMLINK;
-    }
-    if (entry.isLink()) {
-      return Reason.HARDLINK;
-    }
-    if (entry.isCharacterDevice() || entry.isBlockDevice()) {
-      return Reason.DEVICE;
-    }
-    if (entry.isFIFO()) {
-      return Reason.FIFO;
-    }
-    // Only plain files: isFile() alone also answers true for sparse, contiguous and vendor types.
-    byte flag = entry.getLinkFlag();
-    boolean plain = flag == TarConstants.LF_NORMAL || flag == TarConstants.LF_OLDNORM;
-    if (!plain || entry.isSparse()) {
-      return Reason.UNSUPPORTED;
-    }
-    return null;
-  }
-
-  private static boolean parentIsKeptFile(String path, Set<String> keptFiles) {
-    for (int slash = path.indexOf('/'); slash > 0; slash = path.indexOf('/', slash + 1)) {
-      if (keptFiles.contains(path.substring(0, slash))) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   private static String stripSlash(String path) {
     return path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
   }
@@ -234,9 +201,7 @@ public final class OutputCollector {
   private static void drop(List<Dropped> dropped, int[] count, String path, Reason reason) {
     count[0]++;
     if (dropped.size() < MAX_DROPPED_NAMED) {
-      String shown = path.length() > 200 ? path.substring(0, 197) + "..." : path;
-      // Named as a reviewer can read it: no character that would reorder or hide the list.
-      dropped.add(new Dropped(ShownText.visible(shown, ShownText.Rule.NAME), reason));
+      dropped.add(new Dropped(EntryRules.shown(path), reason));
     }
   }
 

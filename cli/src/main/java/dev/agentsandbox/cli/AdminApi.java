@@ -128,7 +128,16 @@ final class AdminApi implements AutoCloseable {
 
   private HttpResponse<InputStream> open(String what, String path, Duration timeout, String accept)
       throws IOException, InterruptedException {
-    HttpRequest request = request(path, timeout).header("Accept", accept).GET().build();
+    return stream(what, request(path, timeout).header("Accept", accept).GET().build());
+  }
+
+  /**
+   * Sends {@code request} and returns its answer as a stream (a step streamed as it runs, a file
+   * read out of a session), or throws {@link ApiCallException} for a non-2xx one; the caller reads
+   * and closes the body.
+   */
+  HttpResponse<InputStream> stream(String what, HttpRequest request)
+      throws IOException, InterruptedException {
     HttpResponse<InputStream> response;
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());

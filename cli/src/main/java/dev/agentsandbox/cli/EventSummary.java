@@ -17,9 +17,12 @@ import dev.agentsandbox.policy.event.Refused;
 import dev.agentsandbox.policy.event.Revocation;
 import dev.agentsandbox.policy.event.RunEvent;
 import dev.agentsandbox.policy.event.RuntimeMismatched;
+import dev.agentsandbox.policy.event.SessionClosed;
+import dev.agentsandbox.policy.event.SessionIdled;
 import dev.agentsandbox.policy.event.Started;
 import dev.agentsandbox.policy.event.StepEnded;
 import dev.agentsandbox.policy.event.StepKillRequested;
+import dev.agentsandbox.policy.event.StepRefused;
 import dev.agentsandbox.policy.event.StepStarted;
 import dev.agentsandbox.policy.event.TimedOut;
 import dev.agentsandbox.policy.event.TornDown;
@@ -137,6 +140,11 @@ final class EventSummary {
                   ? " refused: " + f.error().get() + f.reason().map(r -> " (" + r + ")").orElse("")
                   : f.size().map(n -> ", " + n + " bytes").orElse(""));
       case StepKillRequested s -> "kill of step " + s.step() + " asked by " + actor;
+      case StepRefused s -> "step refused (" + s.error() + "): " + s.message();
+      case SessionClosed c ->
+          "close asked by " + actor + " (" + c.runningSteps() + " steps running)";
+      case SessionIdled i ->
+          "idle for " + i.idleSeconds() + " s since " + i.lastActivity() + ": ending";
     };
   }
 

@@ -30,6 +30,47 @@ final class ExitCodes {
 
   private ExitCodes() {}
 
+  /**
+   * The exit code for a session's ended step, as {@code docker exec} gives the command's: its own
+   * status when it exited, otherwise one of the block above, said on stderr.
+   */
+  static int ofStep(JsonNode step, String runId, PrintWriter err, Terminal terminal) {
+    String end = step.path("end").asText();
+    int code =
+        switch (end) {
+          case "exit" ->
+              step.path("exit_status").isInt() ? step.path("exit_status").asInt() & 0xff : LOST;
+          case "timeout" -> TIMED_OUT;
+          case "killed" -> KILLED;
+          case "session_ended", "error" -> BACKEND_FAILURE;
+          default -> LOST;
+        };
+    String why =
+        switch (end) {
+          case "exit" -> null;
+          case "timeout" -> "timed out (its timeout_seconds) and was killed";
+          case "killed" -> "was killed";
+          case "session_ended" -> "ended with its session (closed, idle, deadline or failed)";
+          case "error" -> "was lost by the backend: " + step.path("detail").asText("no detail");
+          default -> "had not ended";
+        };
+    if (why != null) {
+      err.println(
+          terminal.yellow(
+              "agent-sandbox: step "
+                  + step.path("step").asText("?")
+                  + " of session "
+                  + runId
+                  + " "
+                  + why
+                  + " (exit code "
+                  + code
+                  + ")"));
+      err.flush();
+    }
+    return code;
+  }
+
   /** The exit code for an ended run, saying on stderr why when it is not the workload's. */
   static int of(JsonNode run, String runId, PrintWriter err, Terminal terminal) {
     String status = run.path("status").asText();
@@ -42,6 +83,8 @@ final class ExitCodes {
           case "deadline" -> TIMED_OUT;
           case "killed" -> KILLED;
           case "failed" -> BACKEND_FAILURE;
+          // A session closed or idled out: each of its steps had its own exit status.
+          case "closed" -> 0;
           default -> LOST;
         };
     String why =
@@ -50,6 +93,7 @@ final class ExitCodes {
           case "deadline" -> "timed out (the agent's ttl_seconds) and was killed";
           case "killed" -> "was killed";
           case "failed" -> "failed: " + run.path("detail").asText("the backend gave no detail");
+          case "closed" -> null;
           default -> "had not ended after waiting (status " + status + ")";
         };
     if (why != null) {

@@ -37,6 +37,7 @@ import picocli.CommandLine.Command;
     subcommands = {
       RunCommand.Run.class,
       RunsCommand.class,
+      SessionCommand.class,
       ArtifactsCommand.class,
       RunCommand.Plan.class,
       ConfigCommand.class,

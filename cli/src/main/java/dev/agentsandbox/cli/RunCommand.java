@@ -125,8 +125,31 @@ final class RunCommand {
                 + " checked against its SHA-256 (as artifacts get does)")
     java.nio.file.Path artifacts;
 
+    @Option(
+        names = "--input",
+        paramLabel = "DIR",
+        description =
+            "Put DIR's content into /workspace before the command starts (the run becomes a"
+                + " session used for one step: docs/api.md)")
+    java.nio.file.Path input;
+
+    @Option(
+        names = "--input-file",
+        paramLabel = "LOCAL=PATH",
+        description = "Put the local file LOCAL at PATH inside /workspace first; repeatable")
+    List<String> inputFiles = List.of();
+
     @Override
     public Integer call() throws IOException, InterruptedException {
+      if ((input != null || !inputFiles.isEmpty()) && detach) {
+        throw new ParameterException(
+            spec.commandLine(),
+            "--input and --input-file wait for the command to close the session: drop --detach"
+                + " (or use session open, cp and exec)");
+      }
+      if (input != null || !inputFiles.isEmpty()) {
+        return new InputRun(spec, api, workload, input, inputFiles, json).run(this::withArtifacts);
+      }
       if (detach && json) {
         throw new ParameterException(spec.commandLine(), "--detach and --json exclude each other");
       }
@@ -176,7 +199,7 @@ final class RunCommand {
      * Downloads the run's artifacts when {@code --artifacts} was given, writing what it saved on
      * stderr (stdout is the workload's); the run's own code unless something was not saved.
      */
-    private int withArtifacts(AdminApi client, String runId, int code, PrintWriter err)
+    int withArtifacts(AdminApi client, String runId, int code, PrintWriter err)
         throws IOException, InterruptedException {
       if (artifacts == null || code == ExitCodes.LOST) {
         return code;

@@ -28,7 +28,7 @@ import sun.misc.Signal;
  * same decisions the proxy reports and the audit log records).
  */
 final class RunFollower {
-  static final Set<String> ENDED = Set.of("exited", "deadline", "killed", "failed");
+  static final Set<String> ENDED = Set.of("exited", "deadline", "killed", "failed", "closed");
 
   private static final ObjectMapper JSON = new ObjectMapper();
 

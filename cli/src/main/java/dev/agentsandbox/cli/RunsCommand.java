@@ -87,7 +87,7 @@ final class RunsCommand implements Runnable {
         names = "--status",
         paramLabel = "STATUS",
         description =
-            "Only runs in this status: pending, running, exited, deadline, killed, failed")
+            "Only runs in this status: pending, running, exited, deadline, killed, failed, closed")
     String status;
 
     @Option(

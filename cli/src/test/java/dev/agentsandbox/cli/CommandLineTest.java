@@ -56,6 +56,7 @@ class CommandLineTest {
         .containsExactly(
             "run",
             "runs",
+            "session",
             "artifacts",
             "plan",
             "config",

@@ -487,6 +487,65 @@ class ConsoleIT {
     assertThat(violations).as("CSP violations reported by the browser").isEmpty();
   }
 
+  /**
+   * A session's page: its steps in order, each with its command, end, exit status, duration and the
+   * decisions made while it ran, and a Close button, on the Docker backend's real sessions.
+   */
+  @Test
+  void aSessionsPageShowsItsStepsWithTheirDecisions() throws Exception {
+    HttpResponse<String> opened =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(base + CONFIG + "/sessions"))
+                .header("Authorization", "Bearer " + admin)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"agent\": \"helper\"}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(opened.statusCode()).as(opened.body()).isEqualTo(201);
+    String id = JSON.readTree(opened.body()).get("run_id").asText();
+    runIds.add(id);
+    String steps = CONFIG + "/runs/" + id + "/exec";
+    api("POST", steps, admin, "{\"command\": [\"sh\", \"-c\", \"echo built > app.txt\"]}", null);
+    api(
+        "POST",
+        steps,
+        admin,
+        "{\"command\": [\"sh\", \"-c\", \"curl -sS -m 10 -o /dev/null http://denied.test/; exit 7\"]}",
+        null);
+    // Signed in as admin whatever the other case left (it ends signed in as a token limited to
+    // another agent, to which this session does not exist).
+    browser.get(base + "/");
+    script("sessionStorage.clear()");
+    browser.navigate().refresh();
+    signIn(admin);
+    browser.get(base + "/#/runs/" + id);
+    try {
+      waitFor(By.cssSelector("#run-steps tr[data-step='2']"));
+    } catch (org.openqa.selenium.TimeoutException e) {
+      shot("session-failed");
+      throw new AssertionError(
+          "the session page shows no step 2; its state: "
+              + find(By.id("run-state")).getText()
+              + "; its steps: "
+              + find(By.id("run-steps")).getText()
+              + "; GET steps: "
+              + api("GET", CONFIG + "/runs/" + id + "/steps", admin, null, null),
+          e);
+    }
+    WebElement first = find(By.cssSelector("#run-steps tr[data-step='1']"));
+    assertThat(first.getText()).contains("sh -c echo built > app.txt").contains("exit");
+    WebElement second = find(By.cssSelector("#run-steps tr[data-step='2']"));
+    assertThat(second.getText()).contains("7");
+    waitUntil(
+        () ->
+            find(By.cssSelector("#run-steps tr[data-step='2']")).getText().contains("denied.test"));
+    assertThat(find(By.id("run-kill")).getText()).isEqualTo("Close session");
+    shot("session");
+    click(By.id("run-kill"));
+    waitUntil(
+        () -> "closed".equals(find(By.cssSelector("#run-state dl")).getAttribute("data-status")));
+  }
+
   private static void signIn(String token) {
     WebElement input = waitFor(By.id("token"));
     input.sendKeys(token);

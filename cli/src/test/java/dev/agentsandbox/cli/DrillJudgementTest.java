@@ -89,7 +89,8 @@ class DrillJudgementTest {
             port,
             Reason.NOT_ALLOWED,
             Optional.empty(),
-            false));
+            false,
+            List.of()));
   }
 
   private static TornDown tornDown(String end) {

@@ -17,15 +17,18 @@ sealed interface Admission {
    * @param agent the agent's settings the run was admitted under (credentials, output caps)
    * @param warm the warm sandbox the run takes over, already out of the pool and the run's alone;
    *     {@code slot} is its slot
+   * @param idleSeconds a session's idle time, as admitted; empty for a one-shot run
    */
   record Admitted(
       RunSpec spec,
       Selection selection,
       RunSlots.Slot slot,
       AgentSettings agent,
-      Optional<WarmPool.Warm> warm)
+      Optional<WarmPool.Warm> warm,
+      java.util.OptionalInt idleSeconds)
       implements Admission {
     public Admitted {
+      Objects.requireNonNull(idleSeconds, "idleSeconds");
       Objects.requireNonNull(agent, "agent");
       Objects.requireNonNull(spec, "spec");
       Objects.requireNonNull(selection, "selection");
@@ -35,7 +38,12 @@ sealed interface Admission {
 
     /** A run that gets a sandbox of its own. */
     Admitted(RunSpec spec, Selection selection, RunSlots.Slot slot, AgentSettings agent) {
-      this(spec, selection, slot, agent, Optional.empty());
+      this(spec, selection, slot, agent, Optional.empty(), java.util.OptionalInt.empty());
+    }
+
+    /** Whether this is a session. */
+    boolean session() {
+      return idleSeconds.isPresent();
     }
   }
 

@@ -103,6 +103,15 @@ final class EgressRecorder {
 
   /** One line of the proxy's decisions: its {@link DecisionRecord} wire form. */
   synchronized void accept(String line) {
+    accept(line, decision -> List.of());
+  }
+
+  /**
+   * One line of the proxy's decisions; {@code steps} names the session's steps it is attributed to
+   * (asked once the line read as a decision), which its row carries when there are any.
+   */
+  synchronized void accept(
+      String line, java.util.function.Function<DecisionRecord, List<Integer>> steps) {
     DecisionRecord decision;
     try {
       decision = DecisionRecord.read(json.readValue(line, Object.class));
@@ -116,32 +125,33 @@ final class EgressRecorder {
     } else {
       dropped++;
     }
+    List<Integer> attributed = steps.apply(decision);
     if (decision.allowed()) {
-      allowed(decision);
+      allowed(decision, attributed);
     } else {
-      denied(decision);
+      denied(decision, attributed);
     }
   }
 
-  private void allowed(DecisionRecord decision) {
+  private void allowed(DecisionRecord decision, List<Integer> steps) {
     if (allowedHosts.contains(decision.host())) {
       return;
     }
     if (allowedHosts.size() < limits.allowedHostsPerRun()) {
       allowedHosts.add(decision.host());
-      trail.append(actor, agent, runId, EgressRecorded.of(decision));
+      trail.append(actor, agent, runId, EgressRecorded.of(decision, steps));
     } else if (decision.first()) {
       allowedHostsNotRecorded++;
     }
   }
 
-  private void denied(DecisionRecord decision) {
+  private void denied(DecisionRecord decision, List<Integer> steps) {
     denied++;
     int forHost = deniedInFullByHost.getOrDefault(decision.host(), 0);
     if (forHost < limits.deniesPerHost() && deniedInFull < limits.deniesPerRun()) {
       deniedInFullByHost.put(decision.host(), forHost + 1);
       deniedInFull++;
-      trail.append(actor, agent, runId, EgressRecorded.of(decision));
+      trail.append(actor, agent, runId, EgressRecorded.of(decision, steps));
       return;
     }
     Instant now = clock.instant();

@@ -12,9 +12,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
 
 /**
- * One run this control plane launched: its spec, its backend, its live output and decisions, and
- * the sandbox handle once launched. Kill requests that arrive before the sandbox exists are kept
- * and applied the moment it does.
+ * One run this control plane launched (a one-shot run or a session): its spec, its backend, its
+ * live output and decisions, and the sandbox handle once launched. Kill requests that arrive before
+ * the sandbox exists are kept and applied the moment it does.
  */
 final class LiveRun {
   final RunSpec spec;
@@ -43,6 +43,9 @@ final class LiveRun {
   /** The warm sandbox the run takes over instead of launching one, if it got one. */
   final Optional<PreparedSandbox> prepared;
 
+  /** What a session holds beyond a run; empty for a one-shot run. */
+  final Optional<LiveSession> session;
+
   private RunRecord record;
   private Sandbox sandbox;
   private boolean killRequested;
@@ -59,7 +62,8 @@ final class LiveRun {
       RunRecord record,
       RunSlots.Slot slot,
       dev.agentsandbox.policy.config.OutputLimits outputs,
-      Optional<PreparedSandbox> prepared) {
+      Optional<PreparedSandbox> prepared,
+      Optional<LiveSession> session) {
     this.spec = spec;
     this.actor = actor;
     this.backend = backend;
@@ -71,6 +75,7 @@ final class LiveRun {
     this.slot = slot;
     this.outputs = outputs;
     this.prepared = prepared;
+    this.session = session;
   }
 
   String runId() {
@@ -91,7 +96,11 @@ final class LiveRun {
 
       @Override
       public void onEgressDecision(String jsonLine) {
-        egress.accept(jsonLine);
+        // A session's decisions are attributed to the steps that were running when the proxy
+        // made them; their audit rows name those steps.
+        egress.accept(
+            jsonLine,
+            decision -> session.map(s -> s.attribute(decision)).orElse(java.util.List.of()));
       }
     };
   }

@@ -58,13 +58,42 @@ final class RunAdmission {
   record Planned(RunSpec spec, Selection selection, boolean enabled, boolean configured) {}
 
   /**
+   * The command a session's spec carries: backends do not run it ({@link
+   * dev.agentsandbox.backend.SandboxBackend#openSession}), and no step can be it.
+   */
+  static final List<String> SESSION_COMMAND = List.of("<session>");
+
+  /**
+   * What a session asks for beyond a run.
+   *
+   * @param idleSeconds its idle time; empty for the default
+   */
+  record SessionAsk(java.util.OptionalInt idleSeconds) {}
+
+  /**
+   * A one-shot run's admission; see {@link #admit(RunRequest, AgentGrant, RunSlots, WarmPool,
+   * Optional)}.
+   */
+  Admission admit(RunRequest request, AgentGrant grant, RunSlots slots, WarmPool pool) {
+    return admit(request, grant, slots, pool, Optional.empty());
+  }
+
+  /**
    * Every check a launch must pass; a slot is taken only when the run is admitted. A run whose
    * agent has a warm sandbox prepared exactly as this run would be gets that sandbox (and its slot)
    * instead of a new one.
    */
-  Admission admit(RunRequest request, AgentGrant grant, RunSlots slots, WarmPool pool) {
+  Admission admit(
+      RunRequest request,
+      AgentGrant grant,
+      RunSlots slots,
+      WarmPool pool,
+      Optional<SessionAsk> session) {
     SandboxConfig config = configs.sandbox();
-    String running = "running agent " + request.agent() + ": ";
+    String running =
+        (session.isPresent() ? "opening a session of agent " : "running agent ")
+            + request.agent()
+            + ": ";
     Optional<RunRefusedException> invalid = invalid(request);
     if (invalid.isPresent()) {
       return new Admission.Refused(invalid.get());
@@ -86,6 +115,26 @@ final class RunAdmission {
     if (!envProblems.isEmpty()) {
       return refused(Refusal.ENV_REFUSED, running + "the environment is refused", envProblems);
     }
+    java.util.OptionalInt idle = java.util.OptionalInt.empty();
+    if (session.isPresent()) {
+      int asked =
+          session
+              .get()
+              .idleSeconds()
+              .orElse(
+                  Math.min(
+                      dev.agentsandbox.runs.session.SessionRequest.DEFAULT_IDLE_SECONDS,
+                      agent.ttlSeconds()));
+      if (asked < 1 || asked > agent.ttlSeconds()) {
+        String problem =
+            "idle_seconds: must be from 1 to the agent's ttl_seconds ("
+                + agent.ttlSeconds()
+                + "), not "
+                + asked;
+        return refused(Refusal.INVALID_REQUEST, running + problem, List.of(problem));
+      }
+      idle = java.util.OptionalInt.of(asked);
+    }
     List<String> credentialProblems = minter.problems(agent.credentials());
     if (!credentialProblems.isEmpty()) {
       return refused(
@@ -96,7 +145,7 @@ final class RunAdmission {
     // Docker labels cannot be added after creation, and a run's labels go on every object it has
     // (docs/runs.md): a labelled run gets a sandbox of its own.
     if (request.labels().isEmpty() && pool.hasReady(request.agent())) {
-      Optional<Admission> warm = warm(request, agent, config, pool);
+      Optional<Admission> warm = warm(request, agent, config, pool, idle);
       if (warm.isPresent()) {
         return warm.get();
       }
@@ -116,6 +165,16 @@ final class RunAdmission {
     } catch (NoUsableBackendException e) {
       slot.get().release();
       return refused(noBackend(config), running + e.getMessage(), e.attempts());
+    }
+    if (session.isPresent() && !selection.backend().opensSessions()) {
+      slot.get().release();
+      return refused(
+          Refusal.BACKEND_UNAVAILABLE,
+          running
+              + "the "
+              + selection.backend().name()
+              + " backend does not take sessions' steps yet (docs/runs.md says which backends do)",
+          List.of(selection.backend().name() + ": does not open sessions"));
     }
     if (!agent.credentials().isEmpty() && !selection.backend().deliversCredentials()) {
       // Minting a credential the workload never receives would be a silent failure.
@@ -147,7 +206,12 @@ final class RunAdmission {
           List.of("internal: " + String.join(", ", services)));
     }
     return new Admission.Admitted(
-        spec(RunIds.next(), request, agent, config), selection, slot.get(), agent);
+        spec(RunIds.next(), request, agent, config),
+        selection,
+        slot.get(),
+        agent,
+        Optional.empty(),
+        idle);
   }
 
   /** The message of an agent that is not listed, or that the caller's token may not use. */
@@ -161,7 +225,11 @@ final class RunAdmission {
    * (a sandbox of its own, after every usual check) otherwise.
    */
   private Optional<Admission> warm(
-      RunRequest request, AgentSettings agent, SandboxConfig config, WarmPool pool) {
+      RunRequest request,
+      AgentSettings agent,
+      SandboxConfig config,
+      WarmPool pool,
+      java.util.OptionalInt idle) {
     Selection selection;
     try {
       selection = selector.select(config.backend().wireName(), config.requireRuntimeClass());
@@ -171,6 +239,9 @@ final class RunAdmission {
     if (!agent.credentials().isEmpty() && !selection.backend().deliversCredentials()) {
       return Optional.empty();
     }
+    if (idle.isPresent() && !selection.backend().opensSessions()) {
+      return Optional.empty();
+    }
     RunSpec wanted = spec(RunIds.next(), request, agent, config);
     Optional<WarmPool.Warm> warm = pool.take(WarmPool.Key.of(wanted, selection.backend().name()));
     if (warm.isEmpty()) {
@@ -178,7 +249,8 @@ final class RunAdmission {
     }
     RunSpec spec =
         spec(warm.get().sandbox().runId(), warm.get().expiresAt(), request, agent, config);
-    return Optional.of(new Admission.Admitted(spec, selection, warm.get().slot(), agent, warm));
+    return Optional.of(
+        new Admission.Admitted(spec, selection, warm.get().slot(), agent, warm, idle));
   }
 
   /**

@@ -72,7 +72,9 @@ final class RunAnswers {
     if (known.isPresent()) {
       return RunViews.run(known.get());
     }
-    return RunViews.stored(stored(runId), store.audit());
+    RunRecord record = stored(runId);
+    return RunViews.stored(
+        record, store.audit(), record.isSession() ? store.steps().count(runId) : 0);
   }
 
   RunOutput output(String runId) {
@@ -111,7 +113,8 @@ final class RunAnswers {
             store.runs().labels(runId),
             record.endReason(),
             record.exitStatus(),
-            record.endedAt()),
+            record.endedAt(),
+            record.kind().wireName()),
         rows,
         chain.check(rows));
   }

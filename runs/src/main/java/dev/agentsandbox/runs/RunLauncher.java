@@ -16,6 +16,7 @@ import dev.agentsandbox.policy.event.Refused;
 import dev.agentsandbox.policy.event.Revocation;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.runs.audit.RunTrail;
+import dev.agentsandbox.store.RunKind;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
@@ -120,7 +121,8 @@ final class RunLauncher {
               Refusal.CREDENTIAL_REFUSED,
               "running agent " + spec.agent() + ": " + e.getMessage(),
               List.of(e.getMessage())),
-          e.revocations());
+          e.revocations(),
+          admitted.session());
     }
     RunCredentials credentials =
         new RunCredentials(admitted.agent().credentials(), identity, minted);
@@ -136,7 +138,9 @@ final class RunLauncher {
               admitted.selection().backend().name(),
               admitted.selection().probe().runtime(),
               RunStatus.PENDING,
-              commandNode(redactor, spec.command()),
+              admitted.session()
+                  ? com.fasterxml.jackson.databind.node.NullNode.getInstance()
+                  : commandNode(redactor, spec.command()),
               clock.instant(),
               null,
               null,
@@ -144,7 +148,9 @@ final class RunLauncher {
               null,
               null,
               spec.expiresAt(),
-              settings.instanceId());
+              settings.instanceId(),
+              admitted.session() ? RunKind.SESSION : RunKind.RUN,
+              admitted.session() ? admitted.idleSeconds().getAsInt() : null);
       // The launch row is committed before anything is created (docs/architecture.md invariant
       // 10): a run the audit log does not know about never starts.
       store.runs().insert(record, spec.runLabels());
@@ -172,7 +178,16 @@ final class RunLauncher {
               record,
               admitted.slot(),
               admitted.agent().outputs(),
-              admitted.warm().map(WarmPool.Warm::sandbox));
+              admitted.warm().map(WarmPool.Warm::sandbox),
+              admitted.session()
+                  ? Optional.of(
+                      new LiveSession(
+                          admitted.idleSeconds().getAsInt(),
+                          admitted.agent().sessions(),
+                          deadline,
+                          secrets,
+                          clock))
+                  : Optional.empty());
       live.add(run);
       try {
         executor.execute(() -> lifecycle.execute(run, deadline));
@@ -260,7 +275,16 @@ final class RunLauncher {
   /** Audits the refusal and returns it, for the caller to throw. */
   RunRefusedException refuse(
       String actor, AgentGrant grant, RunRequest request, RunRefusedException e) {
-    return refuse(actor, grant, request, e, List.of());
+    return refuse(actor, grant, request, e, List.of(), false);
+  }
+
+  /**
+   * Audits the refusal of a session (its row's command is empty: a session's steps come later) and
+   * returns it, for the caller to throw.
+   */
+  RunRefusedException refuseSession(
+      String actor, AgentGrant grant, RunRequest request, RunRefusedException e) {
+    return refuse(actor, grant, request, e, List.of(), true);
   }
 
   /**
@@ -273,7 +297,8 @@ final class RunLauncher {
       AgentGrant grant,
       RunRequest request,
       RunRefusedException e,
-      List<Revocation> revocations) {
+      List<Revocation> revocations,
+      boolean session) {
     trail.append(
         actor,
         request.agent(),
@@ -283,9 +308,10 @@ final class RunLauncher {
             e.getMessage(),
             e.problems(),
             request.env().keySet().stream().sorted().toList(),
-            command(new Redactor(request.env().values()), request.command()),
+            session ? List.of() : command(new Redactor(request.env().values()), request.command()),
             revocations,
-            List.copyOf(grant.named())));
+            List.copyOf(grant.named()),
+            session));
     return e;
   }
 
@@ -298,7 +324,7 @@ final class RunLauncher {
         probe.runtime(),
         probe.isolation().name().toLowerCase(Locale.ROOT),
         spec.image(),
-        command(redactor, spec.command()),
+        admitted.session() ? List.of() : command(redactor, spec.command()),
         spec.env().keySet().stream().sorted().toList(),
         spec.egress().effective().asStrings(),
         spec.ttl().toSeconds(),
@@ -309,7 +335,9 @@ final class RunLauncher {
         // Which runs used a warm sandbox, and how old its policy was when the run took it.
         admitted.warm().isPresent(),
         admitted.warm().map(WarmPool.Warm::preparedAt),
-        Optional.empty());
+        admitted.session()
+            ? Optional.of((long) admitted.idleSeconds().getAsInt())
+            : Optional.empty());
   }
 
   /** The command as it may be audited: secrets in arguments redacted. */

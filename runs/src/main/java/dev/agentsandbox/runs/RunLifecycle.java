@@ -7,6 +7,7 @@ import dev.agentsandbox.artifacts.StoredArtifact;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.RunContract;
 import dev.agentsandbox.backend.Sandbox;
+import dev.agentsandbox.backend.session.SessionSandbox;
 import dev.agentsandbox.policy.event.ArtifactsCollected;
 import dev.agentsandbox.policy.event.ArtifactsNotCollected;
 import dev.agentsandbox.policy.event.CredentialsRevoked;
@@ -46,18 +47,21 @@ final class RunLifecycle {
   private final RunTrail trail;
   private final Consumer<LiveRun> retire;
   private final RunContractServices contract;
+  private final SessionLifecycle sessions;
 
   RunLifecycle(
       Store store,
       Clock clock,
       ObjectMapper json,
       Consumer<LiveRun> retire,
-      RunContractServices contract) {
+      RunContractServices contract,
+      SessionLifecycle sessions) {
     this.store = store;
     this.clock = clock;
     this.trail = new RunTrail(store.audit());
     this.retire = retire;
     this.contract = contract;
+    this.sessions = sessions;
   }
 
   void execute(LiveRun run, Instant deadline) {
@@ -65,10 +69,14 @@ final class RunLifecycle {
     Sandbox sandbox = null;
     String stage = "launch";
     try {
-      sandbox =
-          run.prepared.isPresent()
-              ? run.prepared.get().handOver(run.spec, run.listener())
-              : run.backend.launch(run.spec, run.listener());
+      if (run.session.isPresent()) {
+        sandbox = sessions.open(run);
+      } else {
+        sandbox =
+            run.prepared.isPresent()
+                ? run.prepared.get().handOver(run.spec, run.listener())
+                : run.backend.launch(run.spec, run.listener());
+      }
       run.attach(sandbox);
       String runtime = sandbox.runtime();
       Instant started = clock.instant();
@@ -78,7 +86,14 @@ final class RunLifecycle {
       // Which runs were built on a proxy-pool standby (docs/backends/docker.md, "Proxy pool").
       record(run, new Started(runtime, run.spec.image(), sandbox.imageId(), sandbox.pooledProxy()));
       stage = "await";
-      completion = sandbox.await(deadline);
+      if (run.session.isPresent()) {
+        // Ready for steps only once its rows say it started.
+        SessionSandbox session = (SessionSandbox) sandbox;
+        run.session.get().opened(session);
+        completion = sessions.await(run, session, deadline);
+      } else {
+        completion = sandbox.await(deadline);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       completion =
@@ -92,6 +107,8 @@ final class RunLifecycle {
           new Completion(
               Completion.End.ERROR, OptionalInt.empty(), stage + ": " + bounded(e.getMessage()));
     }
+    // A session's steps end before anything else: each is recorded session_ended.
+    run.session.ifPresent(s -> sessions.endSteps(run));
     // The workload has stopped (or never started): its credentials die now, before anything else.
     revokeCredentials(run);
     // Outputs live on the sandbox's volumes (Docker), disk image (microVM) or pod (k8s): they are
@@ -158,6 +175,17 @@ final class RunLifecycle {
         run.killRequested() && completion.end() != Completion.End.DEADLINE
             ? Completion.End.KILLED
             : completion.end();
+    Optional<String> normal =
+        run.session.isPresent() ? SessionLifecycle.normalEnd(run, end) : Optional.empty();
+    if (run.session.isPresent() && normal.isEmpty() && end == Completion.End.EXIT) {
+      // A session's workload only waits for steps: stopping by itself is the backend losing it.
+      end = Completion.End.ERROR;
+      completion =
+          new Completion(
+              end,
+              completion.exitStatus(),
+              "the session's workload stopped by itself: " + completion.detail());
+    }
     RunStatus status =
         switch (end) {
           case EXIT -> RunStatus.EXITED;
@@ -166,11 +194,22 @@ final class RunLifecycle {
           case ERROR, RUNTIME_MISMATCH, PROXY_DIED -> RunStatus.FAILED;
         };
     String endReason = end.name().toLowerCase(java.util.Locale.ROOT);
+    if (normal.isPresent()) {
+      // A session closed or gone idle: its status is closed, its end says which.
+      status = RunStatus.CLOSED;
+      endReason = normal.get();
+    }
     Instant ended = clock.instant();
-    Integer exit = completion.exitStatus().isPresent() ? completion.exitStatus().getAsInt() : null;
+    // A session has no exit status of its own: each step has one.
+    Integer exit =
+        completion.exitStatus().isPresent() && run.session.isEmpty()
+            ? completion.exitStatus().getAsInt()
+            : null;
     String tail = run.output.tail();
     run.detail(completion.detail());
-    RunRecord record = run.update(r -> r.ended(status, ended, exit, endReason, tail));
+    RunStatus outcome = status;
+    String reason = endReason;
+    RunRecord record = run.update(r -> r.ended(outcome, ended, exit, reason, tail));
     String detail = completion.detail();
     switch (end) {
       case DEADLINE -> record(run, new TimedOut(run.spec.ttl().toSeconds(), detail));

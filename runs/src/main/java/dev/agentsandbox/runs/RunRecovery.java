@@ -30,12 +30,19 @@ final class RunRecovery {
   private final RunTrail trail;
   private final CredentialMinter minter;
   private final Clock clock;
+  private final SessionLifecycle sessions;
 
-  RunRecovery(Store store, RunTrail trail, CredentialMinter minter, Clock clock) {
+  RunRecovery(
+      Store store,
+      RunTrail trail,
+      CredentialMinter minter,
+      Clock clock,
+      SessionLifecycle sessions) {
     this.store = store;
     this.trail = trail;
     this.minter = minter;
     this.clock = clock;
+    this.sessions = sessions;
   }
 
   /**
@@ -58,6 +65,10 @@ final class RunRecovery {
               ? "the control plane that owned the run stopped while the run was live"
               : "the run outlived its expiry without its control plane recording an end";
       trail.append("control-plane", r.agent(), r.runId(), new Failed(Failed.Stage.RECOVERY, why));
+      if (r.isSession()) {
+        // The steps it left running end with it, each with its exec row: its timeline is whole.
+        sessions.recoverSteps(r, now, why);
+      }
       store.runs().update(r.ended(RunStatus.FAILED, now, r.exitStatus(), "error", null));
       List<Revocation> revoked =
           minter.revokeLeftBehind(r.runId(), r.expiresAt(), issued(r.runId()));

@@ -3,7 +3,11 @@ package dev.agentsandbox.runs;
 import java.util.List;
 import java.util.Objects;
 
-/** A run was refused before anything was created; an {@code agent_sandbox.refused} row says so. */
+/**
+ * A run or a session was refused before anything was created, and an {@code agent_sandbox.refused}
+ * row says so; or a session's step was refused before it got a number ({@code env_refused}), and an
+ * {@code agent_sandbox.exec.refused} row says so.
+ */
 public class RunRefusedException extends RunException {
   private static final long serialVersionUID = 1L;
 

@@ -6,6 +6,7 @@ import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.runs.audit.RunTimeline;
 import dev.agentsandbox.runs.audit.RunTrail;
+import dev.agentsandbox.store.RunKind;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
@@ -38,6 +39,7 @@ public final class RunService {
   private final RunLauncher launcher;
   private final LiveRuns live;
   private final WarmPool pool;
+  private final Sessions sessions;
 
   /** A run service whose runs get credentials and keep outputs as {@code contract} says. */
   public RunService(
@@ -56,13 +58,16 @@ public final class RunService {
     RunTrail trail = new RunTrail(store.audit());
     this.live = new LiveRuns(settings.finishedRunsKept());
     this.answers = new RunAnswers(store, live, trail, clock, settings.tailBytes());
-    this.recovery = new RunRecovery(store, trail, contract.credentials(), clock);
+    SessionAudit sessionAudit = new SessionAudit(trail);
+    SessionLifecycle sessionLifecycle = new SessionLifecycle(store, sessionAudit, clock, executor);
+    this.recovery = new RunRecovery(store, trail, contract.credentials(), clock, sessionLifecycle);
     this.admission = new RunAdmission(configs, selector, operator, contract.credentials(), clock);
     this.slots = new RunSlots(settings.maxConcurrentRuns());
     this.pool =
         new WarmPool(
             configs, selector, slots, admission::template, executor, clock, settings.warmMaxIdle());
-    RunLifecycle lifecycle = new RunLifecycle(store, clock, json, live::retire, contract);
+    RunLifecycle lifecycle =
+        new RunLifecycle(store, clock, json, live::retire, contract, sessionLifecycle);
     this.launcher =
         new RunLauncher(
             store,
@@ -73,6 +78,23 @@ public final class RunService {
             lifecycle,
             contract.credentials(),
             new RunLauncher.Admitting(admission, slots, pool, live));
+    this.sessions =
+        new Sessions(
+            store,
+            admission,
+            slots,
+            pool,
+            launcher,
+            live,
+            executor,
+            sessionAudit,
+            new SessionSteps(store, sessionAudit, clock, executor, json, settings.tailBytes()),
+            new SessionFiles(sessionAudit, settings.spool()));
+  }
+
+  /** The sessions of this control plane: runs whose steps and files come one at a time. */
+  public Sessions sessions() {
+    return sessions;
   }
 
   /**
@@ -172,17 +194,22 @@ public final class RunService {
   }
 
   /**
-   * The newest runs matching every given filter (null or empty: any), newest first; {@code labels}
-   * keeps the runs that carry every one.
+   * The newest runs matching every given filter (null or empty: any; a null {@code kind}: both
+   * kinds), newest first; {@code labels} keeps the runs that carry every one.
    */
   public List<RunRecord> recent(
-      String agent, RunStatus status, Instant since, Map<String, String> labels, int limit) {
-    return recent(AgentGrant.EVERY, agent, status, since, labels, limit);
+      String agent,
+      RunStatus status,
+      RunKind kind,
+      Instant since,
+      Map<String, String> labels,
+      int limit) {
+    return recent(AgentGrant.EVERY, agent, status, kind, since, labels, limit);
   }
 
   /**
-   * Like {@link #recent(String, RunStatus, Instant, Map, int)}, among the runs of the agents {@code
-   * grant} permits only: an agent it does not permit has no runs.
+   * Like {@link #recent(String, RunStatus, RunKind, Instant, Map, int)} of both kinds, among the
+   * runs of the agents {@code grant} permits only: an agent it does not permit has no runs.
    */
   public List<RunRecord> recent(
       AgentGrant grant,
@@ -191,14 +218,29 @@ public final class RunService {
       Instant since,
       Map<String, String> labels,
       int limit) {
+    return recent(grant, agent, status, null, since, labels, limit);
+  }
+
+  /**
+   * Like {@link #recent(String, RunStatus, RunKind, Instant, Map, int)}, among the runs of the
+   * agents {@code grant} permits only: an agent it does not permit has no runs.
+   */
+  public List<RunRecord> recent(
+      AgentGrant grant,
+      String agent,
+      RunStatus status,
+      RunKind kind,
+      Instant since,
+      Map<String, String> labels,
+      int limit) {
     if (agent != null) {
       return grant.permits(agent)
-          ? store.runs().recent(agent, status, since, labels, limit)
+          ? store.runs().recent(agent, status, kind, since, labels, limit)
           : List.of();
     }
     return store
         .runs()
-        .recentAmong(grant.limited() ? grant.named() : null, status, since, labels, limit);
+        .recentAmong(grant.limited() ? grant.named() : null, status, kind, since, labels, limit);
   }
 
   /**

@@ -14,6 +14,8 @@ import java.util.Objects;
  * @param maxConcurrentRuns most runs live at once on this control plane
  * @param finishedRunsKept how many ended runs are kept in memory with full detail
  * @param warmMaxIdle how long a warm sandbox waits for a run before it is discarded (and replaced)
+ * @param spool the folder where a session's file operations are spooled whole (private files,
+ *     deleted when the operation ends); the JVM's temporary folder unless the operator says
  */
 public record RunSettings(
     String instanceId,
@@ -21,7 +23,8 @@ public record RunSettings(
     int decisionsKept,
     int maxConcurrentRuns,
     int finishedRunsKept,
-    Duration warmMaxIdle) {
+    Duration warmMaxIdle,
+    java.nio.file.Path spool) {
   /** How long a warm sandbox waits for its run when nothing else is said. */
   public static final Duration DEFAULT_WARM_MAX_IDLE = Duration.ofMinutes(10);
 
@@ -40,6 +43,30 @@ public record RunSettings(
     if (warmMaxIdle.isNegative() || warmMaxIdle.isZero()) {
       throw new IllegalArgumentException("warmMaxIdle must be positive");
     }
+    Objects.requireNonNull(spool, "spool");
+  }
+
+  /** The JVM's temporary folder, where session files are spooled unless the operator says. */
+  public static java.nio.file.Path defaultSpool() {
+    return java.nio.file.Path.of(System.getProperty("java.io.tmpdir"));
+  }
+
+  /** Settings spooling session files in the JVM's temporary folder. */
+  public RunSettings(
+      String instanceId,
+      int tailBytes,
+      int decisionsKept,
+      int maxConcurrentRuns,
+      int finishedRunsKept,
+      Duration warmMaxIdle) {
+    this(
+        instanceId,
+        tailBytes,
+        decisionsKept,
+        maxConcurrentRuns,
+        finishedRunsKept,
+        warmMaxIdle,
+        defaultSpool());
   }
 
   /** Settings whose warm sandboxes idle for at most {@link #DEFAULT_WARM_MAX_IDLE}. */
@@ -61,7 +88,19 @@ public record RunSettings(
   /** The same settings with another maximum idle time for warm sandboxes. */
   public RunSettings withWarmMaxIdle(Duration maxIdle) {
     return new RunSettings(
-        instanceId, tailBytes, decisionsKept, maxConcurrentRuns, finishedRunsKept, maxIdle);
+        instanceId, tailBytes, decisionsKept, maxConcurrentRuns, finishedRunsKept, maxIdle, spool);
+  }
+
+  /** The same settings spooling session files under {@code folder}. */
+  public RunSettings withSpool(java.nio.file.Path folder) {
+    return new RunSettings(
+        instanceId,
+        tailBytes,
+        decisionsKept,
+        maxConcurrentRuns,
+        finishedRunsKept,
+        warmMaxIdle,
+        folder);
   }
 
   /** The defaults, for one control plane named {@code instanceId}. */

@@ -2,6 +2,7 @@ package dev.agentsandbox.runs;
 
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.store.RunRecord;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -20,6 +21,7 @@ import java.util.Optional;
  *     stored run those the audit log holds in full ({@code EgressRecorded}'s listed form)
  * @param egressComplete whether {@code egress} holds every decision the proxy made
  * @param egressNotListed how many decisions a live run did not keep (0 for a stored run)
+ * @param session what a session has beyond a run; empty for a one-shot run
  */
 public record RunView(
     RunRecord record,
@@ -27,13 +29,43 @@ public record RunView(
     String outputTail,
     List<Map<String, Object>> egress,
     boolean egressComplete,
-    long egressNotListed) {
+    long egressNotListed,
+    Optional<Session> session) {
 
   public RunView {
     Objects.requireNonNull(record, "record");
     Objects.requireNonNull(live, "live");
     Objects.requireNonNull(outputTail, "outputTail");
     egress = List.copyOf(egress);
+    Objects.requireNonNull(session, "session");
+    if (session.isPresent() != record.isSession()) {
+      throw new IllegalArgumentException("a session's view has session facts, a run's has none");
+    }
+  }
+
+  /** A one-shot run's view. */
+  public RunView(
+      RunRecord record,
+      Optional<Live> live,
+      String outputTail,
+      List<Map<String, Object>> egress,
+      boolean egressComplete,
+      long egressNotListed) {
+    this(record, live, outputTail, egress, egressComplete, egressNotListed, Optional.empty());
+  }
+
+  /**
+   * What a session has beyond a run.
+   *
+   * @param idleSeconds its idle time
+   * @param idleExpiresAt when it ends idle if nothing happens; null once it is ending or ended
+   * @param steps how many steps were started
+   * @param warm whether it took a warm sandbox; empty when this control plane no longer holds it
+   */
+  public record Session(int idleSeconds, Instant idleExpiresAt, int steps, Optional<Boolean> warm) {
+    public Session {
+      Objects.requireNonNull(warm, "warm");
+    }
   }
 
   /**

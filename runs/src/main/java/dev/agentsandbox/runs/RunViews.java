@@ -48,13 +48,22 @@ final class RunViews {
 
   static RunView run(LiveRun run) {
     RunRecord record = run.record();
+    Optional<RunView.Session> session =
+        run.session.map(
+            s ->
+                new RunView.Session(
+                    s.idleSeconds,
+                    record.status().active() ? s.idleExpiresAt() : null,
+                    s.stepsStarted(),
+                    Optional.of(run.prepared.isPresent())));
     return new RunView(
         record,
         Optional.of(new RunView.Live(run.probe.isolation(), run.detail(), run.output.totalBytes())),
         record.outputTail() != null ? record.outputTail() : run.output.tail(),
         run.egress.decisions().stream().map(DecisionRecord::toTree).toList(),
         run.egress.dropped() == 0,
-        run.egress.dropped());
+        run.egress.dropped(),
+        session);
   }
 
   /**
@@ -62,18 +71,23 @@ final class RunViews {
    * decisions the audit log holds in full (each refusal within the run's limits and the first allow
    * per host, not every allow; refusals only counted are not listed).
    */
-  static RunView stored(RunRecord record, AuditLog audit) {
+  static RunView stored(RunRecord record, AuditLog audit, int steps) {
     List<Map<String, Object>> egress = new ArrayList<>();
     for (AuditRow row :
         audit.query(new AuditQuery(EventType.EGRESS, null, record.runId(), null, null, 1000))) {
       RecordedEvent.of(row).as(EgressRecorded.class).ifPresent(d -> egress.add(d.listedTree()));
     }
+    Optional<RunView.Session> session =
+        record.isSession()
+            ? Optional.of(new RunView.Session(record.idleSeconds(), null, steps, Optional.empty()))
+            : Optional.empty();
     return new RunView(
         record,
         Optional.empty(),
         record.outputTail() == null ? "" : record.outputTail(),
         egress,
         false,
-        0);
+        0,
+        session);
   }
 }

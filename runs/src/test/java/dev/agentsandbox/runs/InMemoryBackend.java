@@ -94,6 +94,9 @@ class InMemoryBackend implements SandboxBackend {
   private final Map<String, byte[]> outputArchives = new ConcurrentHashMap<>();
   private final Map<String, RunSpec> prepared = new ConcurrentHashMap<>();
   private final Map<String, Integer> handOvers = new ConcurrentHashMap<>();
+  private final Map<String, dev.agentsandbox.runs.local.LocalSessionSandbox> sessions =
+      new ConcurrentHashMap<>();
+  private volatile boolean sessionOpenFails;
   private volatile boolean available = true;
   private volatile boolean prepareFails;
   private volatile CountDownLatch teardownGate = new CountDownLatch(0);
@@ -219,6 +222,62 @@ class InMemoryBackend implements SandboxBackend {
     return new MemorySandbox(spec, script, listener);
   }
 
+  /** Opens sessions as {@link dev.agentsandbox.runs.local.LocalSessionSandbox}es. */
+  @Override
+  public boolean opensSessions() {
+    return true;
+  }
+
+  @Override
+  public dev.agentsandbox.backend.session.SessionSandbox openSession(
+      RunSpec spec, SandboxListener listener) {
+    if (sessionOpenFails) {
+      throw new UnableToLaunchSandboxException(
+          "creating the session sandbox of run " + spec.runId() + ": the scripted open failed");
+    }
+    resources.add(spec.runId());
+    expiries.put(spec.runId(), spec.expiresAt());
+    launched.put(spec.runId(), spec);
+    return localSession(spec, listener);
+  }
+
+  private dev.agentsandbox.runs.local.LocalSessionSandbox localSession(
+      RunSpec spec, SandboxListener listener) {
+    java.nio.file.Path folder;
+    try {
+      folder = java.nio.file.Files.createTempDirectory("asb-memory-session-" + spec.runId());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    dev.agentsandbox.runs.local.LocalSessionSandbox session =
+        new dev.agentsandbox.runs.local.LocalSessionSandbox(
+            spec,
+            listener,
+            folder,
+            clock,
+            probe().runtime(),
+            () -> {
+              teardowns.merge(spec.runId(), 1, Integer::sum);
+              resources.remove(spec.runId());
+            });
+    sessions.put(spec.runId(), session);
+    return session;
+  }
+
+  /** The live session sandbox of a run, for tests that inject decisions or failures. */
+  dev.agentsandbox.runs.local.LocalSessionSandbox session(String runId) {
+    dev.agentsandbox.runs.local.LocalSessionSandbox session = sessions.get(runId);
+    if (session == null) {
+      throw new IllegalStateException("no session sandbox for run " + runId);
+    }
+    return session;
+  }
+
+  /** Makes every session open from now on fail (or succeed again). */
+  void sessionOpenFails(boolean fails) {
+    this.sessionOpenFails = fails;
+  }
+
   /** Prepares warm sandboxes: "resources" under the prepared run id, a hand-over once. */
   @Override
   public boolean prepares() {
@@ -298,6 +357,23 @@ class InMemoryBackend implements SandboxBackend {
       }
       launched.put(run.runId(), run);
       return new MemorySandbox(run, script, listener);
+    }
+
+    @Override
+    public dev.agentsandbox.backend.session.SessionSandbox handOverSession(
+        RunSpec run, SandboxListener listener) {
+      handOvers.merge(spec.runId(), 1, Integer::sum);
+      if (!used.compareAndSet(false, true)) {
+        throw new IllegalStateException("warm sandbox " + spec.runId() + " was already used");
+      }
+      if (!run.runId().equals(spec.runId())
+          || !run.egress().equals(spec.egress())
+          || !run.image().equals(spec.image())) {
+        resources.remove(spec.runId());
+        throw new IllegalArgumentException("run " + run.runId() + " is not what was prepared");
+      }
+      launched.put(run.runId(), run);
+      return localSession(run, listener);
     }
 
     @Override

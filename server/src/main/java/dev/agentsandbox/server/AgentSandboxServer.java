@@ -151,6 +151,7 @@ public final class AgentSandboxServer implements AutoCloseable {
                     wiring.contract().artifacts().map(a -> a.store()), store, mapper),
                 new dev.agentsandbox.server.run.TimelineEndpoints(runs, mapper),
                 new dev.agentsandbox.server.run.JwksEndpoint(wiring.contract().jwt(), mapper),
+                new dev.agentsandbox.server.run.SessionEndpoints(runs, mapper),
                 new TokenEndpoint(mapper)));
     ApiHandler handler =
         new ApiHandler(

@@ -8,6 +8,7 @@ import dev.agentsandbox.server.http.ServerMetrics;
 import dev.agentsandbox.server.run.ArtifactEndpoints;
 import dev.agentsandbox.server.run.JwksEndpoint;
 import dev.agentsandbox.server.run.RunEndpoints;
+import dev.agentsandbox.server.run.SessionEndpoints;
 import dev.agentsandbox.server.run.TimelineEndpoints;
 import java.util.List;
 
@@ -44,6 +45,7 @@ final class ApiRoutes {
       ArtifactEndpoints artifacts,
       TimelineEndpoints timelines,
       JwksEndpoint jwks,
+      SessionEndpoints sessions,
       TokenEndpoint token) {
     return List.of(
         new Route("GET", "/", null, console::page),
@@ -72,6 +74,14 @@ final class ApiRoutes {
         new Route("GET", RUNS + "/{id}/artifacts", Scopes.READ, artifacts::list),
         new Route("GET", RUNS + "/{id}/artifacts/file", Scopes.READ, artifacts::download),
         new Route("GET", RUNS + "/{id}/timeline", Scopes.READ, timelines::timeline),
+        new Route("POST", FEATURE + "/sessions", Scopes.RUN, sessions::open),
+        new Route("POST", RUNS + "/{id}/exec", Scopes.RUN, sessions::exec),
+        new Route("GET", RUNS + "/{id}/steps", Scopes.READ, sessions::steps),
+        new Route("GET", RUNS + "/{id}/steps/{n}", Scopes.READ, sessions::step),
+        new Route("DELETE", RUNS + "/{id}/steps/{n}", Scopes.RUN, sessions::killStep),
+        new Route("GET", RUNS + "/{id}/steps/{n}/output", Scopes.READ, sessions::stepOutput),
+        new Route("PUT", RUNS + "/{id}/files", Scopes.RUN, sessions::putFiles),
+        new Route("GET", RUNS + "/{id}/files", Scopes.READ, sessions::getFiles),
         new Route("GET", FEATURE + "/credentials/jwks", null, jwks::keys),
         new Route("GET", TokenEndpoint.PATH, Scopes.ANY_TOKEN, token::self));
   }

@@ -44,7 +44,7 @@ class AgentScopeTest {
   private static final String LIMITED = "team-alpha";
   private static final String NO_SUCH_RUN = "zzzzzzzzzzzzzzzzzzzz";
 
-  private final HeldRunsBackend backend = new HeldRunsBackend();
+  private HeldRunsBackend backend;
   private Store store;
   private AgentSandboxServer server;
   private ApiClient client;
@@ -53,11 +53,16 @@ class AgentScopeTest {
   private String bLive;
   private String bEnded;
   private String aEnded;
+  private String bSession;
   private final List<String> aRuns = new ArrayList<>();
 
   @BeforeEach
   void start(@TempDir Path dir) {
     store = Store.open("jdbc:sqlite:" + dir.resolve("scope.db"));
+    backend =
+        new HeldRunsBackend(
+            new dev.agentsandbox.runs.local.LocalSessionBackend(
+                "docker", dir.resolve("sessions"), java.time.Clock.systemUTC()));
     server =
         AgentSandboxServer.start(
             new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0),
@@ -99,6 +104,9 @@ class AgentScopeTest {
     bLive = started(admin, B, "hold");
     aEnded = ended(limited, A);
     aRuns.add(aEnded);
+    Answer opened = openSession(admin, B);
+    assertThat(opened.status()).as(opened.body()).isEqualTo(201);
+    bSession = opened.json().get("run_id").asText();
   }
 
   @AfterEach
@@ -142,7 +150,14 @@ class AgentScopeTest {
     assertThat(backend.holds(bLive)).as("bravo's live run was not killed").isTrue();
     assertThat(client.get(RUNS + "/" + bLive, admin).json().get("status").asText())
         .isEqualTo("running");
-    for (String run : List.of(bLive, bEnded)) {
+    JsonNode session = client.get(RUNS + "/" + bSession, admin).json();
+    assertThat(session.get("status").asText())
+        .as("bravo's session was not closed")
+        .isEqualTo("running");
+    assertThat(client.get(RUNS + "/" + bSession + "/steps", admin).json().get("steps"))
+        .as("no step ran in bravo's session")
+        .isEmpty();
+    for (String run : List.of(bLive, bEnded, bSession)) {
       assertThat(rowsOf(run))
           .as("no row of bravo's run %s was caused by the alpha token", run)
           .noneMatch(row -> row.actor().equals(LIMITED));
@@ -168,13 +183,16 @@ class AgentScopeTest {
     assertThat(refused)
         .as("the alpha token's runs of bravo were refused and audited as its own")
         .filteredOn(row -> row.actor().equals(LIMITED))
-        .hasSize(2)
+        .hasSize(3)
         .allSatisfy(
             row -> {
               assertThat(row.agent()).isEqualTo(B);
               assertThat(row.data().get("reason").asText()).isEqualTo("agent_not_listed");
               assertThat(row.data().get("token_agents").toString()).isEqualTo("[\"alpha\"]");
-            });
+            })
+        .filteredOn(row -> row.data().has("kind"))
+        .singleElement()
+        .satisfies(row -> assertThat(row.data().get("kind").asText()).isEqualTo("session"));
   }
 
   /** A public route answers without a token and names no agent and no run. */
@@ -185,13 +203,14 @@ class AgentScopeTest {
   }
 
   /**
-   * A route of a run: bravo's runs, live or ended, answer exactly as an id no run has; alpha's run
-   * gets past the guard; a token of every agent reaches bravo's (so the 404 is the guard's).
+   * A route of a run: bravo's runs, live or ended, and its open session answer exactly as an id no
+   * run has; alpha's run gets past the guard; a token of every agent reaches bravo's (so the 404 is
+   * the guard's).
    */
   private void runRoute(Route route) {
     Answer none = call(route, limited, NO_SUCH_RUN);
     assertThat(none.status()).as("%s of no run", route.path()).isEqualTo(404);
-    for (String run : List.of(bLive, bEnded)) {
+    for (String run : List.of(bLive, bEnded, bSession)) {
       Answer answer = call(route, limited, run);
       assertThat(answer.status())
           .as("%s %s of bravo's run: %s", route.method(), route.path(), answer.body())
@@ -274,9 +293,9 @@ class AgentScopeTest {
               .allSatisfy(r -> assertThat(r.get("agent").asText()).isEqualTo(A));
           assertThat(runs.findValuesAsText("run_id"))
               .contains(aEnded)
-              .doesNotContain(bLive, bEnded);
+              .doesNotContain(bLive, bEnded, bSession);
           assertThat(ok(key, client.get(RUNS + "?agent=" + B, limited)).get("runs")).isEmpty();
-          assertThat(client.get(RUNS + "?agent=" + B, admin).json().get("runs")).hasSize(2);
+          assertThat(client.get(RUNS + "?agent=" + B, admin).json().get("runs")).hasSize(3);
         });
     cases.put(
         "GET " + FEATURE + "/agents/{agent}/egress-proposal",
@@ -298,7 +317,26 @@ class AgentScopeTest {
           assertThat(client.get("/api/admin/platform/token", admin).json().get("agents").isNull())
               .isTrue();
         });
+    cases.put(
+        "POST " + FEATURE + "/sessions",
+        key -> {
+          notListed(key, openSession(limited, B), openSession(admin, "nobody"));
+          JsonNode own = ok(key, openSession(limited, A));
+          assertThat(own.get("agent").asText()).isEqualTo(A);
+          String closed = own.get("run_id").asText();
+          assertThat(client.send(client.builder(RUNS + "/" + closed, limited).DELETE()).status())
+              .as("alpha closes its own session")
+              .isEqualTo(200);
+        });
     return cases;
+  }
+
+  private Answer openSession(String token, String agent) {
+    return client.send(
+        client
+            .builder(FEATURE + "/sessions", token)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString("{\"agent\": \"" + agent + "\"}")));
   }
 
   private static JsonNode ok(String key, Answer answer) {

@@ -56,7 +56,8 @@ class GovernanceAnswersTest {
           + "{\"helper\":{\"allow\":[\"api.vendor.com\"],\"image\":\"agent-sandbox/workload:latest\","
           + "\"resources\":{\"cpus\":1,\"memory_mb\":512,\"pids\":256},\"scope\":\"helper\","
           + "\"ttl_seconds\":900,\"credentials\":{},"
-          + "\"outputs\":{\"max_bytes\":16777216,\"max_files\":100},\"internal\":{},\"warm\":0,\"inspect\":{}}}}";
+          + "\"outputs\":{\"max_bytes\":16777216,\"max_files\":100},\"internal\":{},\"warm\":0,"
+          + "\"inspect\":{},\"sessions\":{\"max_file_bytes\":67108864,\"max_stdin_bytes\":262144}}}}";
 
   @TempDir Path dir;
   ApiFixture api;

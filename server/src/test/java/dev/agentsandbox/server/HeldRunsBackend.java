@@ -24,10 +24,35 @@ import java.util.function.Predicate;
  * A real implementation of the backend SPI that runs nothing: a run whose command is {@code
  * ["hold"]} reports one refused connection and stays live until it is killed or torn down (at most
  * a minute); any other run writes one line, reports one refused connection and exits 0 at once. For
- * API tests that need live and ended runs without a daemon.
+ * API tests that need live and ended runs without a daemon. Its sessions, when it is given a
+ * backend of sessions, are that backend's (local processes: a test backend).
  */
 final class HeldRunsBackend implements SandboxBackend {
   private final Map<String, CountDownLatch> held = new ConcurrentHashMap<>();
+  private final java.util.Optional<SandboxBackend> sessions;
+
+  /** A backend of one-shot runs only. */
+  HeldRunsBackend() {
+    this.sessions = java.util.Optional.empty();
+  }
+
+  /** A backend whose sessions {@code sessions} opens. */
+  HeldRunsBackend(SandboxBackend sessions) {
+    this.sessions = java.util.Optional.of(sessions);
+  }
+
+  @Override
+  public boolean opensSessions() {
+    return sessions.isPresent();
+  }
+
+  @Override
+  public dev.agentsandbox.backend.session.SessionSandbox openSession(
+      RunSpec spec, SandboxListener listener) {
+    return sessions
+        .orElseThrow(() -> new UnsupportedOperationException("held runs open no sessions"))
+        .openSession(spec, listener);
+  }
 
   @Override
   public String name() {

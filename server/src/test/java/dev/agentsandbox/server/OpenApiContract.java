@@ -149,10 +149,18 @@ public final class OpenApiContract {
     }
     JsonNode body = operation.path("requestBody");
     require(!body.isMissingNode(), where, "the operation documents no request body");
-    String media = media(exchange.requestContentType());
+    // A body without a type is read as bytes (a session's file): the document names that type.
+    String media =
+        exchange.requestContentType() == null
+            ? "application/octet-stream"
+            : media(exchange.requestContentType());
     JsonNode content = body.path("content").path(media);
     require(
         !content.isMissingNode(), where, "the request content type " + media + " is undocumented");
+    if (media.equals("application/octet-stream") || media.equals("application/x-tar")) {
+      return; // bytes: the document says only that they are bytes
+    }
+    // JSON, also when labelled application/x-www-form-urlencoded (read as JSON by the server).
     validateMedia(
         where + " (request)", "application/json", content.path("schema"), exchange.requestBody());
   }

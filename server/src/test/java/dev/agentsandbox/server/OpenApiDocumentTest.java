@@ -118,8 +118,25 @@ class OpenApiDocumentTest {
         dev.agentsandbox.backend.Completion.End.values()) {
       ends.add(end.name().toLowerCase(java.util.Locale.ROOT));
     }
+    for (dev.agentsandbox.runs.session.SessionEnding ending :
+        dev.agentsandbox.runs.session.SessionEnding.values()) {
+      ends.add(ending.wireName());
+    }
     ends.add("null");
     assertThat(enumOf(schemas.at("/Run/properties/end"))).isEqualTo(ends);
+    TreeSet<String> stepEnds = new TreeSet<>();
+    for (dev.agentsandbox.runs.session.StepEndReason end :
+        dev.agentsandbox.runs.session.StepEndReason.values()) {
+      stepEnds.add(end.wireName());
+    }
+    assertThat(enumOf(schemas.at("/TimelineStep/properties/end"))).isEqualTo(stepEnds);
+    stepEnds.add("null");
+    assertThat(enumOf(schemas.at("/Step/properties/end"))).isEqualTo(stepEnds);
+    TreeSet<String> kinds0 = new TreeSet<>();
+    for (dev.agentsandbox.store.RunKind kind : dev.agentsandbox.store.RunKind.values()) {
+      kinds0.add(kind.wireName());
+    }
+    assertThat(enumOf(schemas.get("RunKind"))).isEqualTo(kinds0);
     assertThat(enumOf(schemas.at("/Timeline/properties/end/properties/end_reason")))
         .isEqualTo(ends);
     TreeSet<String> statuses = new TreeSet<>();

@@ -24,7 +24,8 @@ public final class RunRepository {
   private static final int MAX_RECENT = 1000;
   private static final String COLUMNS =
       "run_id, agent, backend, runtime, status, command, created_at_ms, started_at_ms,"
-          + " ended_at_ms, exit_status, end_reason, output_tail, expires_at_ms, owner";
+          + " ended_at_ms, exit_status, end_reason, output_tail, expires_at_ms, owner, kind,"
+          + " idle_seconds";
 
   private final Database database;
 
@@ -61,7 +62,7 @@ public final class RunRepository {
               c.prepareStatement(
                   "INSERT INTO run ("
                       + COLUMNS
-                      + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                      + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
             bind(statement, run);
             statement.executeUpdate();
           }
@@ -115,9 +116,9 @@ public final class RunRepository {
                   "UPDATE run SET run_id = ?, agent = ?, backend = ?, runtime = ?, status = ?,"
                       + " command = ?, created_at_ms = ?, started_at_ms = ?, ended_at_ms = ?,"
                       + " exit_status = ?, end_reason = ?, output_tail = ?, expires_at_ms = ?,"
-                      + " owner = ? WHERE run_id = ?")) {
+                      + " owner = ?, kind = ?, idle_seconds = ? WHERE run_id = ?")) {
             bind(statement, run);
-            statement.setString(15, run.runId());
+            statement.setString(17, run.runId());
             if (statement.executeUpdate() != 1) {
               throw new SQLException("no run with id " + run.runId() + " is stored");
             }
@@ -159,7 +160,33 @@ public final class RunRepository {
    */
   public List<RunRecord> recent(
       String agent, RunStatus status, Instant since, Map<String, String> labels, int limit) {
-    return recentAmong(agent == null ? null : Set.of(agent), status, since, labels, limit);
+    return recentAmong(agent == null ? null : Set.of(agent), status, null, since, labels, limit);
+  }
+
+  /**
+   * The newest {@code limit} (at most 1000) runs that match every given filter, newest first.
+   *
+   * @param kind only runs of this kind (one-shot runs or sessions), or null for both
+   */
+  public List<RunRecord> recent(
+      String agent,
+      RunStatus status,
+      RunKind kind,
+      Instant since,
+      Map<String, String> labels,
+      int limit) {
+    return recentAmong(agent == null ? null : Set.of(agent), status, kind, since, labels, limit);
+  }
+
+  /**
+   * The newest {@code limit} (at most 1000) runs of any of {@code agents} that match every other
+   * filter, newest first, of either kind.
+   *
+   * @param agents only these agents' runs (an empty set matches none), or null for all
+   */
+  public List<RunRecord> recentAmong(
+      Set<String> agents, RunStatus status, Instant since, Map<String, String> labels, int limit) {
+    return recentAmong(agents, status, null, since, labels, limit);
   }
 
   /**
@@ -167,9 +194,15 @@ public final class RunRepository {
    * filter, newest first.
    *
    * @param agents only these agents' runs (an empty set matches none), or null for all
+   * @param kind only runs of this kind (one-shot runs or sessions), or null for both
    */
   public List<RunRecord> recentAmong(
-      Set<String> agents, RunStatus status, Instant since, Map<String, String> labels, int limit) {
+      Set<String> agents,
+      RunStatus status,
+      RunKind kind,
+      Instant since,
+      Map<String, String> labels,
+      int limit) {
     Objects.requireNonNull(labels, "labels");
     if (limit < 1) {
       throw new IllegalArgumentException("recent runs limit must be at least 1, got " + limit);
@@ -187,6 +220,10 @@ public final class RunRepository {
     if (status != null) {
       where.add("status = ?");
       parameters.add(status.wireName());
+    }
+    if (kind != null) {
+      where.add("kind = ?");
+      parameters.add(kind.wireName());
     }
     if (since != null) {
       where.add("created_at_ms >= ?");
@@ -222,6 +259,8 @@ public final class RunRepository {
     statement.setString(12, run.outputTail());
     Columns.setMillis(statement, 13, run.expiresAt());
     statement.setString(14, run.owner());
+    statement.setString(15, run.kind().wireName());
+    Columns.setNullableInt(statement, 16, run.idleSeconds());
   }
 
   private static List<RunRecord> select(Connection connection, String sql, Object... parameters)
@@ -252,7 +291,9 @@ public final class RunRepository {
                   rows.getString("end_reason"),
                   rows.getString("output_tail"),
                   Columns.instant(rows, "expires_at_ms"),
-                  rows.getString("owner")));
+                  rows.getString("owner"),
+                  RunKind.fromWireName(rows.getString("kind")),
+                  Columns.nullableInt(rows, "idle_seconds")));
         }
       }
     }

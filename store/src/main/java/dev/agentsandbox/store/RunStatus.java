@@ -21,6 +21,11 @@ public enum RunStatus {
   FAILED,
   /** An operator killed the run. */
   KILLED,
+  /**
+   * A session ended normally: it was closed ({@code DELETE .../runs/{id}}) or went idle (no step
+   * and no file operation for its {@code idle_seconds}).
+   */
+  CLOSED,
   /** The run was refused before anything was created. */
   REFUSED;
 

@@ -27,9 +27,9 @@ import org.flywaydb.core.api.pattern.ValidatePattern;
 import org.sqlite.SQLiteDataSource;
 
 /**
- * The control plane's database: configuration versions, the audit log, API tokens and runs, on an
- * embedded SQLite file or a PostgreSQL server. Opening runs the schema migrations. Thread-safe; one
- * instance per process, closed at shutdown.
+ * The control plane's database: configuration versions, the audit log, API tokens, runs and the
+ * steps of sessions, on an embedded SQLite file or a PostgreSQL server. Opening runs the schema
+ * migrations. Thread-safe; one instance per process, closed at shutdown.
  */
 public final class Store implements AutoCloseable {
 
@@ -52,6 +52,7 @@ public final class Store implements AutoCloseable {
   private final AuditLog audit;
   private final TokenStore tokens;
   private final RunRepository runs;
+  private final StepRepository steps;
   private final EgressIndex egress;
 
   private Store(Database database, Clock clock) {
@@ -60,6 +61,7 @@ public final class Store implements AutoCloseable {
     this.configs = new ConfigRepository(database, audit, clock);
     this.tokens = new TokenStore(database, audit, clock, new SecureRandom());
     this.runs = new RunRepository(database);
+    this.steps = new StepRepository(database);
     this.egress = new EgressIndex(database);
   }
 
@@ -245,6 +247,11 @@ public final class Store implements AutoCloseable {
 
   public RunRepository runs() {
     return runs;
+  }
+
+  /** The steps of sessions. */
+  public StepRepository steps() {
+    return steps;
   }
 
   /** The egress rows of the audit log as typed tallies (proposals, impacts of a change). */

@@ -203,6 +203,107 @@ abstract class RunRepositoryContract extends StoreTestBase {
     assertThat(store.runs().recent(null, null, null, Map.of(), 10)).hasSize(4);
   }
 
+  static RunRecord session(String runId, Instant createdAt) {
+    RunRecord run = pending(runId, createdAt);
+    return new RunRecord(
+        run.runId(),
+        run.agent(),
+        run.backend(),
+        null,
+        RunStatus.PENDING,
+        com.fasterxml.jackson.databind.node.NullNode.getInstance(),
+        run.createdAt(),
+        null,
+        null,
+        null,
+        null,
+        null,
+        run.expiresAt(),
+        run.owner(),
+        RunKind.SESSION,
+        600);
+  }
+
+  @Test
+  void aSessionKeepsItsKindItsIdleTimeAndItsNullCommandThroughItsStates() {
+    RunRecord open = session("s-1", START);
+    store.runs().insert(open);
+    RunRecord closed =
+        open.started("runsc", START.plusSeconds(1))
+            .ended(RunStatus.CLOSED, START.plusSeconds(60), null, "idle", "steps' output\n");
+
+    store.runs().update(closed);
+
+    RunRecord read = store.runs().find("s-1").orElseThrow();
+    assertThat(read).isEqualTo(closed);
+    assertThat(read.kind()).isEqualTo(RunKind.SESSION);
+    assertThat(read.idleSeconds()).isEqualTo(600);
+    assertThat(read.command().isNull()).isTrue();
+    assertThat(read.status()).isEqualTo(RunStatus.CLOSED);
+    assertThat(read.status().active()).isFalse();
+    assertThat(store.runs().find("run-x")).isEmpty();
+  }
+
+  @Test
+  void recentFiltersByKind() {
+    store.runs().insert(pending("run-1", START.plusSeconds(1)));
+    store.runs().insert(session("ses-2", START.plusSeconds(2)));
+    store.runs().insert(pending("run-3", START.plusSeconds(3)));
+
+    assertThat(store.runs().recent(null, null, RunKind.SESSION, null, Map.of(), 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("ses-2");
+    assertThat(store.runs().recent(null, null, RunKind.RUN, null, Map.of(), 10))
+        .extracting(RunRecord::runId)
+        .containsExactly("run-3", "run-1");
+    assertThat(store.runs().recent(null, null, null, null, Map.of(), 10)).hasSize(3);
+  }
+
+  @Test
+  void aRunHasNoIdleTimeAndASessionNeedsOne() {
+    RunRecord run = pending("run-1", START);
+    assertThatThrownBy(
+            () ->
+                new RunRecord(
+                    run.runId(),
+                    run.agent(),
+                    run.backend(),
+                    null,
+                    run.status(),
+                    run.command(),
+                    run.createdAt(),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    run.expiresAt(),
+                    run.owner(),
+                    RunKind.RUN,
+                    60))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(
+            () ->
+                new RunRecord(
+                    run.runId(),
+                    run.agent(),
+                    run.backend(),
+                    null,
+                    run.status(),
+                    run.command(),
+                    run.createdAt(),
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    run.expiresAt(),
+                    run.owner(),
+                    RunKind.SESSION,
+                    null))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
   @Test
   void unknownStatusIsRefusedByTheRecord() {
     assertThatThrownBy(() -> withStatus(pending("run-1", START), "paused"))

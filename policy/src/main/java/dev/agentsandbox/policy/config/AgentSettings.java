@@ -22,6 +22,7 @@ import java.util.TreeMap;
  *     0 (none, the default) to {@value #MAX_WARM}; each is used by one run and then destroyed
  * @param inspect the allow-list hosts whose TLS the run's proxy terminates, by host name, each with
  *     its request rules and injected credential (docs/proxy.md, "Inspected hosts")
+ * @param sessions how much one file operation or one step's stdin of this agent's sessions carries
  */
 public record AgentSettings(
     AllowList allow,
@@ -33,7 +34,8 @@ public record AgentSettings(
     OutputLimits outputs,
     SortedMap<String, InternalDestination> internal,
     int warm,
-    SortedMap<String, InspectedHost> inspect) {
+    SortedMap<String, InspectedHost> inspect,
+    SessionLimits sessions) {
   /** The hard cap on a run's lifetime: four hours. */
   public static final int MAX_TTL_SECONDS = 4 * 60 * 60;
 
@@ -88,9 +90,62 @@ public record AgentSettings(
             "inspected host " + entry.getKey() + " injects an unknown credential");
       }
     }
+    Objects.requireNonNull(sessions, "sessions");
+  }
+
+  /** Settings with the default session limits. */
+  public AgentSettings(
+      AllowList allow,
+      String image,
+      String scope,
+      int ttlSeconds,
+      Resources resources,
+      SortedMap<String, CredentialSpec> credentials,
+      OutputLimits outputs,
+      SortedMap<String, InternalDestination> internal,
+      int warm,
+      SortedMap<String, InspectedHost> inspect) {
+    this(
+        allow,
+        image,
+        scope,
+        ttlSeconds,
+        resources,
+        credentials,
+        outputs,
+        internal,
+        warm,
+        inspect,
+        SessionLimits.DEFAULT);
   }
 
   /** Settings without inspected hosts. */
+  public AgentSettings(
+      AllowList allow,
+      String image,
+      String scope,
+      int ttlSeconds,
+      Resources resources,
+      SortedMap<String, CredentialSpec> credentials,
+      OutputLimits outputs,
+      SortedMap<String, InternalDestination> internal,
+      int warm,
+      SessionLimits sessions) {
+    this(
+        allow,
+        image,
+        scope,
+        ttlSeconds,
+        resources,
+        credentials,
+        outputs,
+        internal,
+        warm,
+        new TreeMap<>(),
+        sessions);
+  }
+
+  /** Settings without inspected hosts and with the default session limits. */
   public AgentSettings(
       AllowList allow,
       String image,
@@ -111,7 +166,8 @@ public record AgentSettings(
         outputs,
         internal,
         warm,
-        new TreeMap<>());
+        new TreeMap<>(),
+        SessionLimits.DEFAULT);
   }
 
   /** The names of the credentials the proxy holds and injects, which the workload never gets. */

@@ -70,7 +70,12 @@ public record Loosening(String path, Kind kind, String detail) {
      * A credential the proxy held (injected, never in the sandbox) is now delivered into the
      * sandbox, where the workload can read it and send it anywhere it may reach.
      */
-    CREDENTIAL_TO_WORKLOAD;
+    CREDENTIAL_TO_WORKLOAD,
+    /**
+     * An agent's sessions may carry more in one operation: a file put or get ({@code
+     * sessions.max_file_bytes}) or a step's standard input ({@code sessions.max_stdin_bytes}).
+     */
+    SESSION_LIMIT_RAISED;
 
     /** The name used in documents, audit rows and metric labels. */
     public String wireName() {

@@ -140,6 +140,27 @@ public final class Loosenings {
               Loosening.Kind.WARM_RAISED,
               "raised from " + was.warm() + " to " + is.warm()));
     }
+    String sessions = TreeReader.field(path, "sessions");
+    if (is.sessions().maxFileBytes() > was.sessions().maxFileBytes()) {
+      found.add(
+          new Loosening(
+              TreeReader.field(sessions, "max_file_bytes"),
+              Loosening.Kind.SESSION_LIMIT_RAISED,
+              "raised from "
+                  + was.sessions().maxFileBytes()
+                  + " to "
+                  + is.sessions().maxFileBytes()));
+    }
+    if (is.sessions().maxStdinBytes() > was.sessions().maxStdinBytes()) {
+      found.add(
+          new Loosening(
+              TreeReader.field(sessions, "max_stdin_bytes"),
+              Loosening.Kind.SESSION_LIMIT_RAISED,
+              "raised from "
+                  + was.sessions().maxStdinBytes()
+                  + " to "
+                  + is.sessions().maxStdinBytes()));
+    }
   }
 
   /**

@@ -107,6 +107,10 @@ public record SandboxConfig(
     Map<String, Object> inspect = new LinkedHashMap<>();
     agent.inspect().forEach((host, entry) -> inspect.put(host, entry.toTree()));
     tree.put("inspect", inspect);
+    Map<String, Object> sessions = new LinkedHashMap<>();
+    sessions.put("max_file_bytes", agent.sessions().maxFileBytes());
+    sessions.put("max_stdin_bytes", agent.sessions().maxStdinBytes());
+    tree.put("sessions", sessions);
     return tree;
   }
 

@@ -25,11 +25,13 @@ final class SandboxConfigReader {
           "outputs",
           "internal",
           "warm",
-          "inspect");
+          "inspect",
+          "sessions");
   private static final Set<String> AGENT_READ_ONLY = Set.of("effective_allow");
   private static final Set<String> RESOURCES = orderedSet("cpus", "memory_mb", "pids");
   private static final Set<String> CREDENTIAL = orderedSet("source", "audience", "command", "env");
   private static final Set<String> OUTPUTS = orderedSet("max_bytes", "max_files");
+  private static final Set<String> SESSIONS = orderedSet("max_file_bytes", "max_stdin_bytes");
   private static final Set<String> INTERNAL = orderedSet("cidr", "service", "ports");
   private static final Set<String> SERVICE =
       orderedSet("namespace", "pod_labels", "host", "pod_ports");
@@ -164,8 +166,45 @@ final class SandboxConfigReader {
             agent.get("inspect"),
             Optional.of(allow),
             Optional.of(credentials.keySet()));
+    SessionLimits sessions =
+        sessions(reader, TreeReader.field(path, "sessions"), agent.get("sessions"));
     return new AgentSettings(
-        allow, image, scope, ttl, resources, credentials, outputs, internal, warm, inspect);
+        allow,
+        image,
+        scope,
+        ttl,
+        resources,
+        credentials,
+        outputs,
+        internal,
+        warm,
+        inspect,
+        sessions);
+  }
+
+  private static SessionLimits sessions(TreeReader reader, String path, Object value) {
+    if (value == null) {
+      return SessionLimits.DEFAULT;
+    }
+    Map<String, Object> tree = reader.object(path, value);
+    if (tree == null) {
+      return SessionLimits.DEFAULT;
+    }
+    reader.onlyKeys(path, tree, SESSIONS, Set.of());
+    SessionLimits d = SessionLimits.DEFAULT;
+    return new SessionLimits(
+        reader.wholeNumber(
+            TreeReader.field(path, "max_file_bytes"),
+            tree.get("max_file_bytes"),
+            (int) d.maxFileBytes(),
+            0,
+            (int) SessionLimits.MAX_FILE_BYTES),
+        reader.wholeNumber(
+            TreeReader.field(path, "max_stdin_bytes"),
+            tree.get("max_stdin_bytes"),
+            d.maxStdinBytes(),
+            0,
+            SessionLimits.MAX_STDIN_BYTES));
   }
 
   private static Resources resources(TreeReader reader, String path, Map<String, Object> agent) {

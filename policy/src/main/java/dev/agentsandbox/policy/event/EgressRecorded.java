@@ -2,6 +2,7 @@ package dev.agentsandbox.policy.event;
 
 import dev.agentsandbox.policy.net.Reason;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -24,6 +25,8 @@ import java.util.Optional;
  * @param status on an inspected host, the status the upstream answered an allowed request with
  * @param credential on an inspected host, the name (never the value) of the credential the proxy
  *     set on the request
+ * @param steps a session's steps the decision was attributed to (those running when the proxy made
+ *     it); empty for a one-shot run
  */
 public record EgressRecorded(
     boolean allowed,
@@ -37,7 +40,8 @@ public record EgressRecorded(
     boolean first,
     Optional<String> path,
     Optional<Integer> status,
-    Optional<String> credential)
+    Optional<String> credential,
+    List<Integer> steps)
     implements RunEvent {
 
   /** A decision of an opaque tunnel or a plain HTTP request: no path, status or credential. */
@@ -63,7 +67,36 @@ public record EgressRecorded(
         first,
         Optional.empty(),
         Optional.empty(),
-        Optional.empty());
+        Optional.empty(),
+        List.of());
+  }
+
+  /** A session's decision of an opaque tunnel or a plain HTTP request, with its steps. */
+  public EgressRecorded(
+      boolean allowed,
+      Instant time,
+      String client,
+      String method,
+      String host,
+      int port,
+      Reason reason,
+      Optional<String> address,
+      boolean first,
+      List<Integer> steps) {
+    this(
+        allowed,
+        time,
+        client,
+        method,
+        host,
+        port,
+        reason,
+        address,
+        first,
+        Optional.empty(),
+        Optional.empty(),
+        Optional.empty(),
+        steps);
   }
 
   public EgressRecorded {
@@ -75,6 +108,7 @@ public record EgressRecorded(
     Objects.requireNonNull(path, "path");
     Objects.requireNonNull(status, "status");
     Objects.requireNonNull(credential, "credential");
+    steps = List.copyOf(steps);
     if (reason == null || allowed != (reason == Reason.ALLOWED)) {
       throw new IllegalArgumentException("an allowed decision has reason allowed, a refusal not");
     }
@@ -82,6 +116,11 @@ public record EgressRecorded(
 
   /** The decision as the audit log keeps it. */
   public static EgressRecorded of(DecisionRecord d) {
+    return of(d, List.of());
+  }
+
+  /** A session's decision as the audit log keeps it, with the steps it was attributed to. */
+  public static EgressRecorded of(DecisionRecord d, List<Integer> steps) {
     return new EgressRecorded(
         d.allowed(),
         d.time(),
@@ -94,7 +133,8 @@ public record EgressRecorded(
         d.first(),
         Optional.ofNullable(d.path()),
         Optional.ofNullable(d.status()),
-        Optional.ofNullable(d.credential()));
+        Optional.ofNullable(d.credential()),
+        steps);
   }
 
   /** {@code "allow"} or {@code "deny"}. */
@@ -126,6 +166,7 @@ public record EgressRecorded(
         .putIfPresent("path", path)
         .putIfPresent("status", status)
         .putIfPresent("credential", credential)
+        .putIf(!steps.isEmpty(), "steps", steps)
         .build();
   }
 
@@ -173,6 +214,7 @@ public record EgressRecorded(
     Optional<String> path = f.optionalString("path");
     Optional<Integer> status = f.optionalInteger("status");
     Optional<String> credential = f.optionalString("credential");
+    List<Integer> steps = f.integersOrEmpty("steps");
     if (f.has("reason") && allowed != (reason == Reason.ALLOWED)) {
       f.problem("reason", "does not go with " + what);
     }
@@ -189,6 +231,7 @@ public record EgressRecorded(
         first,
         path,
         status,
-        credential);
+        credential,
+        steps);
   }
 }

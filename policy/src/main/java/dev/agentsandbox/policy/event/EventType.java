@@ -46,7 +46,13 @@ public enum EventType {
   /** A file put into or taken out of a session's workspace. */
   FILES("agent_sandbox.files"),
   /** Someone asked for one step of a session to be killed. */
-  STEP_KILL("agent_sandbox.step.kill");
+  STEP_KILL("agent_sandbox.step.kill"),
+  /** A session's step was refused before it got a number. */
+  EXEC_REFUSED("agent_sandbox.exec.refused"),
+  /** Someone asked for a session to be closed. */
+  CLOSE("agent_sandbox.close"),
+  /** A session's idle time ran out. */
+  IDLE("agent_sandbox.idle");
 
   /** The namespace of every audit row type. */
   public static final String NAMESPACE = "agent_sandbox.";

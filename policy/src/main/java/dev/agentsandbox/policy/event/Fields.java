@@ -192,6 +192,30 @@ final class Fields {
     return has(key) ? strings(key) : List.of();
   }
 
+  /** A list of whole numbers that fit an int, or empty when an older writer left it out. */
+  List<Integer> integersOrEmpty(String key) {
+    Object value = map.get(key);
+    if (value == null) {
+      return List.of();
+    }
+    if (!(value instanceof List<?> list)) {
+      problem(key, "is not a list");
+      return List.of();
+    }
+    List<Integer> out = new ArrayList<>();
+    for (int i = 0; i < list.size(); i++) {
+      Optional<Long> number = wholeNumber(list.get(i));
+      if (number.isPresent()
+          && number.get() >= Integer.MIN_VALUE
+          && number.get() <= Integer.MAX_VALUE) {
+        out.add(number.get().intValue());
+      } else {
+        problems.add(at(key) + "[" + i + "] is not a whole number");
+      }
+    }
+    return List.copyOf(out);
+  }
+
   /** Each object of a list field, read by {@code read}. */
   <T> List<T> objects(String key, Function<Fields, T> read) {
     Object value = map.get(key);
@@ -269,6 +293,13 @@ final class Fields {
 
     Tree put(String key, Object value) {
       map.put(key, value);
+      return this;
+    }
+
+    Tree putIf(boolean condition, String key, Object value) {
+      if (condition) {
+        map.put(key, value);
+      }
       return this;
     }
 

@@ -14,6 +14,8 @@ import java.util.Optional;
  * @param size the bytes that crossed
  * @param sha256 the SHA-256 of the bytes that crossed
  * @param files how many files a tar held
+ * @param bytes how many bytes of file content a put wrote
+ * @param skipped how many links and special files a folder's tar left out
  * @param error the error code of a refusal
  * @param reason the reason of a {@code path_refused}
  */
@@ -24,6 +26,8 @@ public record FilesTransferred(
     Optional<Long> size,
     Optional<String> sha256,
     Optional<Long> files,
+    Optional<Long> bytes,
+    Optional<Long> skipped,
     Optional<String> error,
     Optional<String> reason)
     implements RunEvent {
@@ -86,6 +90,8 @@ public record FilesTransferred(
     Objects.requireNonNull(size, "size");
     Objects.requireNonNull(sha256, "sha256");
     Objects.requireNonNull(files, "files");
+    Objects.requireNonNull(bytes, "bytes");
+    Objects.requireNonNull(skipped, "skipped");
     Objects.requireNonNull(error, "error");
     Objects.requireNonNull(reason, "reason");
   }
@@ -109,6 +115,8 @@ public record FilesTransferred(
         .putIfPresent("size", size)
         .putIfPresent("sha256", sha256)
         .putIfPresent("files", files)
+        .putIfPresent("bytes", bytes)
+        .putIfPresent("skipped", skipped)
         .putIfPresent("error", error)
         .putIfPresent("reason", reason)
         .build();
@@ -124,6 +132,8 @@ public record FilesTransferred(
             f.optionalWhole("size"),
             f.optionalString("sha256"),
             f.optionalWhole("files"),
+            f.optionalWhole("bytes"),
+            f.optionalWhole("skipped"),
             f.optionalString("error"),
             f.optionalString("reason"));
     f.done();

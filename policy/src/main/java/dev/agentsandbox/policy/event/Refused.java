@@ -18,6 +18,8 @@ import java.util.Objects;
  * @param tokenAgents the agents the asking token is limited to, sorted (written only for such a
  *     token: its request of another agent is refused as {@code agent_not_listed}, and this says
  *     why; docs/architecture.md invariant 13)
+ * @param session whether a session was refused (written as {@code "kind": "session"}, its command
+ *     empty: a session's steps come later); a one-shot run's row has no {@code kind}, as always
  */
 public record Refused(
     String reason,
@@ -26,8 +28,21 @@ public record Refused(
     List<String> envKeys,
     List<String> command,
     List<Revocation> revocations,
-    List<String> tokenAgents)
+    List<String> tokenAgents,
+    boolean session)
     implements RunEvent {
+
+  /** The refusal of a one-shot run. */
+  public Refused(
+      String reason,
+      String message,
+      List<String> problems,
+      List<String> envKeys,
+      List<String> command,
+      List<Revocation> revocations,
+      List<String> tokenAgents) {
+    this(reason, message, problems, envKeys, command, revocations, tokenAgents, false);
+  }
 
   public Refused {
     Objects.requireNonNull(reason, "reason");
@@ -37,6 +52,9 @@ public record Refused(
     command = List.copyOf(command);
     revocations = List.copyOf(revocations);
     tokenAgents = List.copyOf(tokenAgents);
+    if (session && !command.isEmpty()) {
+      throw new IllegalArgumentException("a session's refusal has no command");
+    }
   }
 
   @Override
@@ -59,6 +77,9 @@ public record Refused(
     if (!tokenAgents.isEmpty()) {
       tree.put("token_agents", tokenAgents);
     }
+    if (session) {
+      tree.put("kind", Launched.SESSION);
+    }
     return tree.build();
   }
 
@@ -72,7 +93,8 @@ public record Refused(
             f.stringsOrEmpty("env_keys"),
             f.stringsOrEmpty("command"),
             f.has("revocations") ? f.objects("revocations", Revocation::read) : List.of(),
-            f.stringsOrEmpty("token_agents"));
+            f.stringsOrEmpty("token_agents"),
+            Launched.SESSION.equals(f.string("kind", "")));
     f.done();
     return refused;
   }

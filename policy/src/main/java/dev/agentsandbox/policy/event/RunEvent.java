@@ -32,7 +32,10 @@ public sealed interface RunEvent
         StepStarted,
         StepEnded,
         FilesTransferred,
-        StepKillRequested {
+        StepKillRequested,
+        StepRefused,
+        SessionClosed,
+        SessionIdled {
 
   /** The row type this event is written as. */
   EventType type();
@@ -81,6 +84,9 @@ public sealed interface RunEvent
           case EXEC -> StepEnded.read(data);
           case FILES -> FilesTransferred.read(data);
           case STEP_KILL -> StepKillRequested.read(data);
+          case EXEC_REFUSED -> StepRefused.read(data);
+          case CLOSE -> SessionClosed.read(data);
+          case IDLE -> SessionIdled.read(data);
         });
   }
 }

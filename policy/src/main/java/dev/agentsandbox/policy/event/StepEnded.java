@@ -18,6 +18,7 @@ import java.util.Optional;
  * @param outputBytes how many bytes it wrote in all
  * @param stdinBytes how many bytes it was given on standard input
  * @param egressDenied how many refusals the proxy reported while it ran
+ * @param detail how it ended when not by its own exit (what failed; that the client went away)
  */
 public record StepEnded(
     int step,
@@ -28,7 +29,8 @@ public record StepEnded(
     long durationMs,
     long outputBytes,
     long stdinBytes,
-    long egressDenied)
+    long egressDenied,
+    Optional<String> detail)
     implements RunEvent {
   public StepEnded {
     if (step < 1) {
@@ -38,6 +40,7 @@ public record StepEnded(
     Objects.requireNonNull(cwd, "cwd");
     Objects.requireNonNull(end, "end");
     Objects.requireNonNull(exitStatus, "exitStatus");
+    Objects.requireNonNull(detail, "detail");
   }
 
   @Override
@@ -57,6 +60,7 @@ public record StepEnded(
         .put("output_bytes", outputBytes)
         .put("stdin_bytes", stdinBytes)
         .put("egress_denied", egressDenied)
+        .putIfPresent("detail", detail)
         .build();
   }
 
@@ -74,7 +78,8 @@ public record StepEnded(
     long output = f.whole("output_bytes");
     long stdin = f.whole("stdin_bytes");
     long denied = f.whole("egress_denied");
+    Optional<String> detail = f.optionalString("detail");
     f.done();
-    return new StepEnded(step, command, cwd, end, exit, duration, output, stdin, denied);
+    return new StepEnded(step, command, cwd, end, exit, duration, output, stdin, denied, detail);
   }
 }

@@ -138,6 +138,60 @@ class LooseningsTest {
             with(BASE, "agents", Map.of("helper", Map.of("warm", 0))),
             List.of()),
         Arguments.of(
+            "raising a session's file cap is a loosening: more bytes cross in one operation",
+            with(BASE, "agents", Map.of("helper", Map.of())),
+            with(
+                BASE,
+                "agents",
+                Map.of("helper", Map.of("sessions", Map.of("max_file_bytes", 128L << 20)))),
+            List.of(Kind.SESSION_LIMIT_RAISED)),
+        Arguments.of(
+            "raising a step's stdin cap is a loosening",
+            with(
+                BASE,
+                "agents",
+                Map.of("helper", Map.of("sessions", Map.of("max_stdin_bytes", 1024)))),
+            with(
+                BASE,
+                "agents",
+                Map.of("helper", Map.of("sessions", Map.of("max_stdin_bytes", 1025)))),
+            List.of(Kind.SESSION_LIMIT_RAISED)),
+        Arguments.of(
+            "raising both session caps is two loosenings",
+            with(
+                BASE,
+                "agents",
+                Map.of(
+                    "helper",
+                    Map.of("sessions", Map.of("max_file_bytes", 1, "max_stdin_bytes", 1)))),
+            with(BASE, "agents", Map.of("helper", Map.of())),
+            List.of(Kind.SESSION_LIMIT_RAISED, Kind.SESSION_LIMIT_RAISED)),
+        Arguments.of(
+            "lowering both session caps is not a loosening",
+            with(BASE, "agents", Map.of("helper", Map.of())),
+            with(
+                BASE,
+                "agents",
+                Map.of(
+                    "helper",
+                    Map.of("sessions", Map.of("max_file_bytes", 0, "max_stdin_bytes", 0)))),
+            List.of()),
+        Arguments.of(
+            "a session cap raised while another is lowered is still a loosening",
+            with(
+                BASE,
+                "agents",
+                Map.of(
+                    "helper",
+                    Map.of("sessions", Map.of("max_file_bytes", 1024, "max_stdin_bytes", 1024)))),
+            with(
+                BASE,
+                "agents",
+                Map.of(
+                    "helper",
+                    Map.of("sessions", Map.of("max_file_bytes", 1, "max_stdin_bytes", 2048)))),
+            List.of(Kind.SESSION_LIMIT_RAISED)),
+        Arguments.of(
             "a TTL raised is a loosening",
             with(BASE, "agents", Map.of("helper", Map.of("ttl_seconds", 600))),
             with(BASE, "agents", Map.of("helper", Map.of("ttl_seconds", 601))),

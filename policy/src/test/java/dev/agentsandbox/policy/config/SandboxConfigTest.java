@@ -35,27 +35,20 @@ class SandboxConfigTest {
                 "agents",
                 Map.of(
                     "helper",
-                    Map.of(
-                        "allow",
-                        List.of("api.vendor.com"),
-                        "image",
-                        AgentSettings.DEFAULT_IMAGE,
-                        "scope",
-                        "helper",
-                        "ttl_seconds",
-                        900,
-                        "resources",
-                        Map.of("cpus", 1.0, "memory_mb", 512, "pids", 256),
-                        "credentials",
-                        Map.of(),
-                        "outputs",
-                        Map.of("max_bytes", 16L << 20, "max_files", 100),
-                        "internal",
-                        Map.of(),
-                        "warm",
-                        0,
-                        "inspect",
-                        Map.of()))));
+                    Map.ofEntries(
+                        Map.entry("allow", List.of("api.vendor.com")),
+                        Map.entry("image", AgentSettings.DEFAULT_IMAGE),
+                        Map.entry("scope", "helper"),
+                        Map.entry("ttl_seconds", 900),
+                        Map.entry("resources", Map.of("cpus", 1.0, "memory_mb", 512, "pids", 256)),
+                        Map.entry("credentials", Map.of()),
+                        Map.entry("outputs", Map.of("max_bytes", 16L << 20, "max_files", 100)),
+                        Map.entry("internal", Map.of()),
+                        Map.entry("warm", 0),
+                        Map.entry("inspect", Map.of()),
+                        Map.entry(
+                            "sessions",
+                            Map.of("max_file_bytes", 64L << 20, "max_stdin_bytes", 256 << 10))))));
   }
 
   @Test
@@ -118,6 +111,30 @@ class SandboxConfigTest {
             "a warm pool over its cap is refused",
             agentDoc(Map.of("warm", 17)),
             "agents.helper.warm: must be from 0 to 16, not 17"),
+        Arguments.of(
+            "a session file cap over 1 GiB is refused",
+            agentDoc(Map.of("sessions", Map.of("max_file_bytes", (1L << 30) + 1))),
+            "agents.helper.sessions.max_file_bytes: must be from 0 to 1073741824, not 1073741825"),
+        Arguments.of(
+            "a negative session file cap is refused",
+            agentDoc(Map.of("sessions", Map.of("max_file_bytes", -1))),
+            "agents.helper.sessions.max_file_bytes: must be from 0 to 1073741824, not -1"),
+        Arguments.of(
+            "a stdin cap over the API's body limit is refused",
+            agentDoc(Map.of("sessions", Map.of("max_stdin_bytes", (1 << 20) + 1))),
+            "agents.helper.sessions.max_stdin_bytes: must be from 0 to 1048576, not 1048577"),
+        Arguments.of(
+            "a fractional stdin cap is refused",
+            agentDoc(Map.of("sessions", Map.of("max_stdin_bytes", 1.5))),
+            "agents.helper.sessions.max_stdin_bytes: must be a whole number"),
+        Arguments.of(
+            "an unknown field under sessions is refused at its path",
+            agentDoc(Map.of("sessions", Map.of("max_steps", 8))),
+            "agents.helper.sessions.max_steps"),
+        Arguments.of(
+            "sessions must be an object",
+            agentDoc(Map.of("sessions", List.of(1))),
+            "agents.helper.sessions"),
         Arguments.of(
             "a negative warm pool is refused",
             agentDoc(Map.of("warm", -1)),
@@ -196,6 +213,33 @@ class SandboxConfigTest {
                         "agents.helper.allow[0]",
                         "agents.helper.allow[2]",
                         "agents.helper.ttl_seconds"));
+  }
+
+  @Test
+  void bothSessionLimitsAreReportedAtTheirPathsTogether() {
+    Map<String, Object> sessions = new LinkedHashMap<>();
+    sessions.put("max_file_bytes", "64MiB");
+    sessions.put("max_stdin_bytes", -5);
+    sessions.put("max_steps", 8);
+    assertThatThrownBy(() -> SandboxConfig.read(agentDoc(Map.of("sessions", sessions))))
+        .isInstanceOfSatisfying(
+            InvalidConfigException.class,
+            e ->
+                assertThat(e.problems())
+                    .extracting(ConfigProblem::path)
+                    .containsExactlyInAnyOrder(
+                        "agents.helper.sessions.max_steps",
+                        "agents.helper.sessions.max_file_bytes",
+                        "agents.helper.sessions.max_stdin_bytes"));
+  }
+
+  @Test
+  void sessionLimitsReadBackAndTheirCapsAreAccepted() {
+    SandboxConfig config =
+        SandboxConfig.read(
+            agentDoc(Map.of("sessions", Map.of("max_file_bytes", 1L << 30, "max_stdin_bytes", 0))));
+    assertThat(config.agents().get("helper").sessions()).isEqualTo(new SessionLimits(1L << 30, 0));
+    assertThat(SandboxConfig.read(config.toTree())).isEqualTo(config);
   }
 
   @Test

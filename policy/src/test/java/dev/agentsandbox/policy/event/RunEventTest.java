@@ -76,6 +76,17 @@ class RunEventTest {
                 List.of(),
                 List.of())),
         Arguments.of(
+            "a session's refusal, no command",
+            new Refused(
+                "invalid_request",
+                "opening a session of agent helper: idle_seconds 61 is over its ttl_seconds 60",
+                List.of("idle_seconds: over the ttl"),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                true)),
+        Arguments.of(
             "a refusal of a token limited to other agents",
             new Refused(
                 "agent_not_listed",
@@ -85,6 +96,17 @@ class RunEventTest {
                 List.of("ok"),
                 List.of(),
                 List.of("alpha", "charlie"))),
+        Arguments.of(
+            "a session's refusal of a token limited to other agents",
+            new Refused(
+                "agent_not_listed",
+                "opening a session of agent bravo: the agent has no sandbox configuration",
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of(),
+                List.of("alpha"),
+                true)),
         Arguments.of(
             "a refusal after minting",
             new Refused(
@@ -139,11 +161,34 @@ class RunEventTest {
                 443,
                 Reason.ALLOWED,
                 Optional.of("203.0.113.7"),
-                true)),
+                true,
+                List.of())),
+        Arguments.of(
+            "a session's deny, attributed to its steps",
+            new EgressRecorded(
+                false,
+                AT,
+                "c",
+                "CONNECT",
+                "pypi.org",
+                443,
+                Reason.NOT_ALLOWED,
+                none(),
+                false,
+                List.of(2, 3))),
         Arguments.of(
             "a deny without an address",
             new EgressRecorded(
-                false, AT, "c", "GET", "evil.example", 80, Reason.NOT_ALLOWED, none(), false)),
+                false,
+                AT,
+                "c",
+                "GET",
+                "evil.example",
+                80,
+                Reason.NOT_ALLOWED,
+                none(),
+                false,
+                List.of())),
         Arguments.of(
             "counted denials",
             new EgressDenialsCounted(
@@ -202,11 +247,29 @@ class RunEventTest {
         Arguments.of(
             "a step ended",
             new StepEnded(
-                3, List.of("pytest"), "/workspace", "exit", Optional.of(1), 2317, 4211, 0, 1)),
+                3,
+                List.of("pytest"),
+                "/workspace",
+                "exit",
+                Optional.of(1),
+                2317,
+                4211,
+                0,
+                1,
+                Optional.empty())),
         Arguments.of(
             "a step killed, no exit status",
             new StepEnded(
-                4, List.of("sleep"), "/workspace", "killed", Optional.empty(), 9, 0, 0, 0)),
+                4,
+                List.of("sleep"),
+                "/workspace",
+                "killed",
+                Optional.empty(),
+                9,
+                0,
+                0,
+                0,
+                Optional.of("the client went away before the result (the step went on)"))),
         Arguments.of(
             "a file put",
             new FilesTransferred(
@@ -216,6 +279,21 @@ class RunEventTest {
                 Optional.of(12L),
                 Optional.of("ab"),
                 none(),
+                Optional.of(12L),
+                none(),
+                none(),
+                none())),
+        Arguments.of(
+            "a folder got as a tar, a link left out",
+            new FilesTransferred(
+                FilesTransferred.Op.GET,
+                "/workspace/app",
+                FilesTransferred.Kind.FOLDER,
+                Optional.of(10240L),
+                Optional.of("cd"),
+                Optional.of(2L),
+                none(),
+                Optional.of(1L),
                 none(),
                 none())),
         Arguments.of(
@@ -227,9 +305,18 @@ class RunEventTest {
                 Optional.empty(),
                 none(),
                 none(),
+                none(),
+                none(),
                 Optional.of("path_refused"),
                 Optional.of("symlink"))),
-        Arguments.of("a step kill", new StepKillRequested(2, "admin")));
+        Arguments.of("a step kill", new StepKillRequested(2, "admin")),
+        Arguments.of(
+            "a step refused",
+            new StepRefused("stdin_too_large", "stdin is 17 bytes", List.of("cat"), List.of("X"))),
+        Arguments.of("a session closed", new SessionClosed("admin", 1)),
+        Arguments.of(
+            "a session idled out",
+            new SessionIdled(300, Instant.parse("2026-11-29T15:33:58.462Z"))));
   }
 
   private static <T> Optional<T> none() {

@@ -43,6 +43,7 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
    * @param endReason how it ended, null while it runs
    * @param exitStatus its exit status, when there is one
    * @param endedAt when it ended, null while it runs
+   * @param kind {@code run} or {@code session}
    */
   public record Run(
       String runId,
@@ -51,9 +52,14 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
       SortedMap<String, String> labels,
       String endReason,
       Integer exitStatus,
-      Instant endedAt) {
+      Instant endedAt,
+      String kind) {
+    /** The kind of a session's timeline. */
+    public static final String SESSION = "session";
+
     public Run {
       Objects.requireNonNull(runId, "runId");
+      Objects.requireNonNull(kind, "kind");
       Objects.requireNonNull(agent, "agent");
       Objects.requireNonNull(status, "status");
       labels = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(labels));
@@ -173,6 +179,7 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
   public ObjectNode toJson(ObjectMapper json) {
     ObjectNode body = json.createObjectNode();
     body.put("run_id", run.runId());
+    body.put("kind", run.kind());
     body.put("agent", run.agent());
     body.put("status", run.status());
     ObjectNode labels = body.putObject("labels");
@@ -205,6 +212,9 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
       ArrayNode countedOut = egress.putArray("counted");
       counted().forEach(s -> countedOut.add(stamp(json, s, "detail")));
       egress.put("denied_total", deniedTotal());
+    }
+    if (run.kind().equals(Run.SESSION)) {
+      SessionTimeline.add(body, this, json);
     }
     body.set("end", end(json));
     body.set("chain", chainJson(json));
@@ -257,6 +267,14 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
               killed.put("token", k.row().actor());
               end.set("killed_by", killed);
             });
+    last(EventType.CLOSE)
+        .ifPresent(
+            c -> {
+              ObjectNode closed = stampOnly(json, c.row());
+              closed.put("token", c.row().actor());
+              end.set("closed_by", closed);
+            });
+    last(EventType.IDLE).ifPresent(s -> end.set("idle", stamp(json, s, "detail")));
     last(EventType.TIMEOUT).ifPresent(s -> end.set("timeout", stamp(json, s, "detail")));
     last(EventType.FAILURE).ifPresent(s -> end.set("failure", stamp(json, s, "detail")));
     last(EventType.ARTIFACTS).ifPresent(s -> end.set("artifacts", stamp(json, s, "detail")));
@@ -327,7 +345,8 @@ public record RunTimeline(Run run, List<RecordedEvent> events, Chain chain) {
             labels,
             end.path("end_reason").isTextual() ? end.path("end_reason").asText() : null,
             end.path("exit_status").isInt() ? end.path("exit_status").asInt() : null,
-            end.path("ended_at").isTextual() ? Instant.parse(end.path("ended_at").asText()) : null);
+            end.path("ended_at").isTextual() ? Instant.parse(end.path("ended_at").asText()) : null,
+            doc.path("kind").asText("run"));
     List<RecordedEvent> events = new ArrayList<>();
     doc.path("events").forEach(e -> events.add(RecordedEvent.fromJson(e)));
     JsonNode c = doc.path("chain");

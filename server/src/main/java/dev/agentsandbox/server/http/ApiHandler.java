@@ -111,8 +111,11 @@ public final class ApiHandler implements HttpHandler {
     }
     if (response.stream() != null && !method.equals("HEAD")) {
       drainUnreadBody(exchange);
-      // Length 0 asks the JDK server for chunked encoding: the body is written as it comes.
-      exchange.sendResponseHeaders(response.status(), 0);
+      // Length 0 asks the JDK server for chunked encoding: the body is written as it comes; a
+      // known length is sent as such (-1 says "no body" to the JDK server, so an empty file too
+      // goes chunked).
+      exchange.sendResponseHeaders(
+          response.status(), response.streamLength() > 0 ? response.streamLength() : 0);
       try (OutputStream out = exchange.getResponseBody()) {
         response.stream().writeTo(out);
       }

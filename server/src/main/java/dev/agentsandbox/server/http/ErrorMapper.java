@@ -7,6 +7,8 @@ import dev.agentsandbox.policy.config.InvalidConfigException;
 import dev.agentsandbox.runs.Refusal;
 import dev.agentsandbox.runs.RunNotFoundException;
 import dev.agentsandbox.runs.RunRefusedException;
+import dev.agentsandbox.runs.session.SessionError;
+import dev.agentsandbox.runs.session.SessionRefusedException;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.server.governance.GovernanceException;
 import dev.agentsandbox.server.governance.GovernedConfigs;
@@ -61,6 +63,7 @@ public final class ErrorMapper {
               refused.getMessage(),
               refused.problems().isEmpty() ? Map.of() : Map.of("problems", refused.problems()));
       case GovernanceException refused -> governance(refused);
+      case SessionRefusedException refused -> session(refused);
       case RunNotFoundException notFound ->
           new ApiException(404, "run_not_found", notFound.getMessage());
       case StoreFullException full -> {
@@ -147,6 +150,32 @@ public final class ErrorMapper {
               return row;
             })
         .toList();
+  }
+
+  /**
+   * A session's refusal as the API says it: its code, its status, and the finer {@code reason} (why
+   * a path or an archive entry was refused) or the {@code run_id} (a session that failed to come
+   * up) where it has one.
+   */
+  static ApiException session(SessionRefusedException refused) {
+    Map<String, Object> details = new LinkedHashMap<>();
+    refused.reason().ifPresent(reason -> details.put("reason", reason));
+    refused.runId().ifPresent(runId -> details.put("run_id", runId));
+    return new ApiException(
+        sessionStatus(refused.error()), refused.error().code(), refused.getMessage(), details);
+  }
+
+  /** The status of each session refusal. */
+  static int sessionStatus(SessionError error) {
+    return switch (error) {
+      case INVALID_REQUEST, INVALID_PATH, PATH_REFUSED, INVALID_ARCHIVE -> 400;
+      case STEP_NOT_FOUND, FILE_NOT_FOUND -> 404;
+      case NOT_ACCEPTABLE -> 406;
+      case NOT_A_SESSION, RUN_ENDED, TOO_MANY_STEPS, STEP_ENDED -> 409;
+      case FILE_TOO_LARGE, STDIN_TOO_LARGE -> 413;
+      // The backend (its daemon, guest or runner) failed to do what was asked.
+      case SESSION_FAILED, STEP_FAILED -> 502;
+    };
   }
 
   /** The status of each refusal: the caller's mistake, the state of things, or this host. */

@@ -176,7 +176,21 @@ public final class Request {
     return "check quotes, commas and brackets";
   }
 
-  private long declaredLength() {
+  /**
+   * The request body as it arrives, for the endpoints whose bodies are not JSON and may pass the
+   * JSON limit (a session's files): the caller bounds what it reads.
+   */
+  public InputStream rawBody() {
+    return exchange.getRequestBody();
+  }
+
+  /** The body's media type, lower case and without parameters; empty when none was sent. */
+  public String mediaType() {
+    return header("Content-Type").orElse("").split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
+  }
+
+  /** The declared {@code Content-Length}, or -1 when there is none (a chunked body). */
+  public long declaredLength() {
     String length = exchange.getRequestHeaders().getFirst("Content-Length");
     if (length == null) {
       return -1;

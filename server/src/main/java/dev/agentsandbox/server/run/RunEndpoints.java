@@ -12,11 +12,10 @@ import dev.agentsandbox.server.http.ApiException;
 import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
+import dev.agentsandbox.store.RunKind;
 import dev.agentsandbox.store.RunStatus;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
@@ -27,18 +26,17 @@ import java.util.Set;
  * runs} collection with its output stream and kill.
  */
 public final class RunEndpoints {
-  /** How long an output follower waits for new lines before it writes what it has. */
-  private static final long FOLLOW_POLL_MILLIS = 1000;
-
   private final RunService runs;
   private final ObjectMapper mapper;
   private final RunJson render;
   private final YAMLMapper yaml = new YAMLMapper();
+  private final OutputFollower follower;
 
   public RunEndpoints(RunService runs, ObjectMapper mapper) {
     this.runs = runs;
     this.mapper = mapper;
     this.render = new RunJson(mapper);
+    this.follower = new OutputFollower(mapper);
   }
 
   /** {@code POST .../plan}: what a run would create; YAML with {@code Accept: application/yaml}. */
@@ -82,7 +80,7 @@ public final class RunEndpoints {
 
   /** {@code GET .../runs}: the newest runs, filtered by agent, status, creation time and labels. */
   public Response list(Request request) {
-    request.onlyQueryParams(Set.of("limit", "agent", "status", "since", "label"));
+    request.onlyQueryParams(Set.of("limit", "agent", "status", "since", "label", "kind"));
     int limit = limit(request.query().get("limit"));
     String status = request.query().get("status");
     RunStatus wanted;
@@ -90,7 +88,14 @@ public final class RunEndpoints {
       wanted = status == null ? null : RunStatus.fromWireName(status);
     } catch (IllegalArgumentException e) {
       throw ApiException.badRequest(
-          "status must be one of pending, running, exited, deadline, killed, failed");
+          "status must be one of pending, running, exited, deadline, killed, failed, closed");
+    }
+    String kindName = request.query().get("kind");
+    RunKind kind;
+    try {
+      kind = kindName == null ? null : RunKind.fromWireName(kindName);
+    } catch (IllegalArgumentException e) {
+      throw ApiException.badRequest("kind must be run or session");
     }
     Instant since = AuditEndpoints.since(request.query().get("since"), Instant.now());
     String label = request.query().get("label");
@@ -105,6 +110,7 @@ public final class RunEndpoints {
                     request.principal().agents(),
                     request.query().get("agent"),
                     wanted,
+                    kind,
                     since,
                     labels,
                     limit))));
@@ -116,9 +122,22 @@ public final class RunEndpoints {
     return Response.json(200, Json.bytes(mapper, render.run(runs.view(runId(request)))));
   }
 
-  /** {@code DELETE .../runs/{id}}: kills a live run. */
-  public Response kill(Request request) {
+  /**
+   * {@code DELETE .../runs/{id}}: kills a live run (202); closes a session and answers its result
+   * once its outputs are collected and its rows written (200).
+   */
+  public Response kill(Request request) throws IOException {
     String id = runId(request);
+    if (runs.sessions().isSession(id)) {
+      try {
+        return Response.json(
+            200,
+            Json.bytes(mapper, render.run(runs.sessions().close(request.principal().name(), id))));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("interrupted while closing the session");
+      }
+    }
     boolean killing = runs.kill(request.principal().name(), id);
     if (!killing) {
       throw new ApiException(
@@ -141,61 +160,14 @@ public final class RunEndpoints {
     RunOutput output = runs.output(runId(request));
     String accept = request.header("Accept").orElse("").toLowerCase(Locale.ROOT);
     if (accept.contains("application/x-ndjson")) {
-      return Response.streaming(200, "application/x-ndjson", out -> follow(output, out, true));
+      return Response.streaming(
+          200, "application/x-ndjson", out -> follower.follow(output, out, true));
     }
-    return Response.streaming(200, "text/plain; charset=utf-8", out -> follow(output, out, false));
+    return Response.streaming(
+        200, "text/plain; charset=utf-8", out -> follower.follow(output, out, false));
   }
 
-  private void follow(RunOutput output, OutputStream out, boolean tagged) throws IOException {
-    long seq = 0;
-    RunOutput.PlainText plain = new RunOutput.PlainText();
-    while (true) {
-      RunOutput.Chunk chunk;
-      try {
-        chunk = output.read(seq, FOLLOW_POLL_MILLIS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-      if (chunk.skippedLines() > 0) {
-        out.write(
-            tagged
-                ? tagged("skipped_lines", chunk.skippedLines())
-                : ("[agent-sandbox: "
-                        + chunk.skippedLines()
-                        + " lines left the retained tail unread]\n")
-                    .getBytes(StandardCharsets.UTF_8));
-        plain.interrupted();
-      }
-      for (RunOutput.Line line : chunk.entries()) {
-        out.write(
-            tagged
-                ? tagged(line.stderr() ? "stderr" : "stdout", line.text())
-                : plain.next(line).getBytes(StandardCharsets.UTF_8));
-      }
-      out.flush();
-      seq = chunk.nextSeq();
-      if (chunk.finished()) {
-        return;
-      }
-    }
-  }
-
-  /** One NDJSON line: {@code {"stdout"|"stderr": TEXT}} or {@code {"skipped_lines": N}}. */
-  private byte[] tagged(String field, Object value) throws IOException {
-    ObjectNode line = mapper.createObjectNode();
-    if (value instanceof Long count) {
-      line.put(field, count);
-    } else {
-      line.put(field, (String) value);
-    }
-    byte[] json = mapper.writeValueAsBytes(line);
-    byte[] withNewline = java.util.Arrays.copyOf(json, json.length + 1);
-    withNewline[json.length] = '\n';
-    return withNewline;
-  }
-
-  private static String runId(Request request) {
+  static String runId(Request request) {
     String id = request.pathParam("id");
     if (!RunIds.valid(id)) {
       throw new ApiException(

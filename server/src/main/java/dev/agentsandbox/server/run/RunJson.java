@@ -64,6 +64,7 @@ final class RunJson {
     RunRecord record = run.record();
     ObjectNode view = mapper.createObjectNode();
     view.put("run_id", record.runId());
+    view.put("kind", record.kind().wireName());
     view.put("agent", record.agent());
     view.put("status", record.status().wireName());
     view.put("end", record.endReason());
@@ -83,6 +84,14 @@ final class RunJson {
                 view.put("detail", live.detail());
               }
             });
+    run.session()
+        .ifPresent(
+            session -> {
+              view.put("idle_seconds", session.idleSeconds());
+              view.put("idle_expires_at", time(session.idleExpiresAt()));
+              view.put("steps", session.steps());
+              session.warm().ifPresent(warm -> view.put("warm", warm));
+            });
     view.put("output_tail", run.outputTail());
     run.live().ifPresent(live -> view.put("output_bytes", live.outputBytes()));
     ArrayNode egress = view.putArray("egress");
@@ -101,6 +110,7 @@ final class RunJson {
     for (RunRecord record : records) {
       ObjectNode item = list.addObject();
       item.put("run_id", record.runId());
+      item.put("kind", record.kind().wireName());
       item.put("agent", record.agent());
       item.put("status", record.status().wireName());
       if (record.exitStatus() == null) {

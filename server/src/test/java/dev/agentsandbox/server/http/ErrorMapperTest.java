@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.config.ConfigProblem;
 import dev.agentsandbox.policy.config.Loosening;
+import dev.agentsandbox.runs.session.SessionError;
+import dev.agentsandbox.runs.session.SessionRefusedException;
 import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.server.governance.InvalidChangeException;
 import dev.agentsandbox.server.governance.InvalidIfMatchException;
@@ -116,7 +118,35 @@ class ErrorMapperTest {
             428,
             "{\"error\":\"version_required\",\"message\":\"update agent-sandbox: send the version"
                 + " you read (If-Match: \\\"4\\\" or a \\\"version\\\" field) so that no one's"
-                + " change is silently overwritten\"}"));
+                + " change is silently overwritten\"}"),
+        Arguments.of(
+            "a path found to be a link is 400 path_refused with its reason",
+            new SessionRefusedException(
+                SessionError.PATH_REFUSED, "put /workspace/up/x: a link", "symlink", null),
+            400,
+            "{\"error\":\"path_refused\",\"message\":\"put /workspace/up/x: a link\",\"reason\":\"symlink\"}"),
+        Arguments.of(
+            "a session that did not come up is 502 session_failed naming its run",
+            new SessionRefusedException(
+                SessionError.SESSION_FAILED, "open: no sandbox", null, "r1"),
+            502,
+            "{\"error\":\"session_failed\",\"message\":\"open: no sandbox\",\"run_id\":\"r1\"}"),
+        Arguments.of(
+            "stdin over the cap is 413 stdin_too_large",
+            new SessionRefusedException(SessionError.STDIN_TOO_LARGE, "stdin is 17 bytes"),
+            413,
+            "{\"error\":\"stdin_too_large\",\"message\":\"stdin is 17 bytes\"}"));
+  }
+
+  /** Every session refusal has a status, and the one a client can tell apart by its code. */
+  @org.junit.jupiter.api.Test
+  void everySessionErrorHasItsOwnCodeAndAStatusAClientCanActOn() {
+    java.util.Set<String> codes = new java.util.HashSet<>();
+    for (SessionError error : SessionError.values()) {
+      int status = ErrorMapper.sessionStatus(error);
+      assertThat(status).as(error.name()).isBetween(400, 599);
+      assertThat(codes.add(error.code())).as("%s's code is its own", error).isTrue();
+    }
   }
 
   @ParameterizedTest(name = "{0}")

@@ -39,7 +39,7 @@ class RunJsonTest {
 
     assertThat(MAPPER.writeValueAsString(render.run(view)))
         .isEqualTo(
-            "{\"run_id\":\"r1\",\"agent\":\"helper\",\"status\":\"pending\",\"end\":null,"
+            "{\"run_id\":\"r1\",\"kind\":\"run\",\"agent\":\"helper\",\"status\":\"pending\",\"end\":null,"
                 + "\"exit_status\":null,\"backend\":\"docker\",\"runtime\":\"runsc\","
                 + "\"command\":[\"sh\",\"-c\",\"echo hi\"],\"created_at\":\"2026-01-01T00:00:00Z\","
                 + "\"started_at\":null,\"ended_at\":null,\"expires_at\":\"2026-01-01T01:00:00Z\","
@@ -62,7 +62,7 @@ class RunJsonTest {
 
     assertThat(MAPPER.writeValueAsString(render.run(view)))
         .isEqualTo(
-            "{\"run_id\":\"r1\",\"agent\":\"helper\",\"status\":\"exited\",\"end\":\"exit\","
+            "{\"run_id\":\"r1\",\"kind\":\"run\",\"agent\":\"helper\",\"status\":\"exited\",\"end\":\"exit\","
                 + "\"exit_status\":0,\"backend\":\"docker\",\"runtime\":\"runsc\","
                 + "\"command\":[\"sh\",\"-c\",\"echo hi\"],\"created_at\":\"2026-01-01T00:00:00Z\","
                 + "\"started_at\":\"2026-01-01T00:00:05Z\",\"ended_at\":\"2026-01-01T00:00:05Z\","
@@ -95,10 +95,52 @@ class RunJsonTest {
             MAPPER.writeValueAsString(
                 render.list(List.of(record(RunStatus.PENDING, null, null, null)))))
         .isEqualTo(
-            "{\"runs\":[{\"run_id\":\"r1\",\"agent\":\"helper\",\"status\":\"pending\","
+            "{\"runs\":[{\"run_id\":\"r1\",\"kind\":\"run\",\"agent\":\"helper\",\"status\":\"pending\","
                 + "\"exit_status\":null,\"backend\":\"docker\","
                 + "\"created_at\":\"2026-01-01T00:00:00Z\",\"started_at\":null,"
                 + "\"ended_at\":null}]}");
+  }
+
+  @Test
+  void aSessionShowsItsKindIdleTimeStepsAndANullCommand() throws Exception {
+    RunRecord session =
+        new RunRecord(
+            "s1",
+            "helper",
+            "docker",
+            "runsc",
+            RunStatus.RUNNING,
+            com.fasterxml.jackson.databind.node.NullNode.getInstance(),
+            CREATED,
+            CREATED,
+            null,
+            null,
+            null,
+            null,
+            EXPIRES,
+            "instance",
+            dev.agentsandbox.store.RunKind.SESSION,
+            600);
+    RunView view =
+        new RunView(
+            session,
+            Optional.of(new RunView.Live(Isolation.GVISOR, "", 12)),
+            "built\n",
+            List.of(),
+            true,
+            0,
+            Optional.of(new RunView.Session(600, CREATED.plusSeconds(600), 3, Optional.of(true))));
+
+    assertThat(MAPPER.writeValueAsString(render.run(view)))
+        .isEqualTo(
+            "{\"run_id\":\"s1\",\"kind\":\"session\",\"agent\":\"helper\",\"status\":\"running\","
+                + "\"end\":null,\"exit_status\":null,\"backend\":\"docker\",\"runtime\":\"runsc\","
+                + "\"command\":null,\"created_at\":\"2026-01-01T00:00:00Z\","
+                + "\"started_at\":\"2026-01-01T00:00:00Z\",\"ended_at\":null,"
+                + "\"expires_at\":\"2026-01-01T01:00:00Z\",\"isolation\":\"gvisor\","
+                + "\"idle_seconds\":600,\"idle_expires_at\":\"2026-01-01T00:10:00Z\",\"steps\":3,"
+                + "\"warm\":true,\"output_tail\":\"built\\n\",\"output_bytes\":12,\"egress\":[],"
+                + "\"egress_complete\":true}");
   }
 
   private static RunRecord record(

@@ -1,0 +1,503 @@
+package dev.agentsandbox.server.session;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.event.DecisionRecord;
+import dev.agentsandbox.policy.net.Reason;
+import dev.agentsandbox.runs.OperatorEgress;
+import dev.agentsandbox.runs.RunSettings;
+import dev.agentsandbox.runs.local.LocalSessionBackend;
+import dev.agentsandbox.server.AgentSandboxServer;
+import dev.agentsandbox.server.ContractCheckedHttpClient;
+import dev.agentsandbox.server.RunWiring;
+import dev.agentsandbox.server.Scopes;
+import dev.agentsandbox.store.Store;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Sessions through the real HTTP server on loopback, every exchange checked against openapi.json:
+ * open, files in (past the 1 MiB JSON limit, bounded by the agent's cap), steps (JSON, NDJSON
+ * streamed, background, killed), files out (bytes, a tar, a listing), the timeline, close, and the
+ * refusals with their codes and scopes. The backend is the runs module's test backend, whose
+ * "sandbox" is local processes in a temporary folder: this tests the API and the run service, not a
+ * sandbox (the backends' ITs do that).
+ */
+class SessionApiTest {
+  static final String BASE = "/api/admin/platform/agent-sandbox";
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path temp;
+  final HttpClient http = ContractCheckedHttpClient.create();
+  Store store;
+  LocalSessionBackend backend;
+  AgentSandboxServer server;
+  String admin;
+  String reader;
+
+  @BeforeEach
+  void start() throws Exception {
+    store = Store.open("jdbc:sqlite:" + temp.resolve("store.db"));
+    backend = new LocalSessionBackend("docker", temp.resolve("sandboxes"), Clock.systemUTC());
+    server =
+        AgentSandboxServer.start(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            store,
+            new RunWiring(
+                List.of(backend),
+                OperatorEgress.NONE,
+                RunSettings.defaults("session-api").withSpool(temp),
+                RunWiring.every(Duration.ofHours(1))));
+    admin = store.tokens().create("admin", Scopes.ALL, null).secret();
+    reader = store.tokens().create("reader", Set.of(Scopes.READ), null).secret();
+    HttpResponse<String> put =
+        json(
+            "PUT",
+            BASE,
+            admin,
+            "{\"enabled\": true, \"reason\": \"sessions\", \"agents\": {\"helper\": {\"allow\":"
+                + " [\"api.vendor.com\"], \"sessions\": {\"max_file_bytes\": 2097152,"
+                + " \"max_stdin_bytes\": 64}}}}");
+    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+    store.close();
+  }
+
+  HttpRequest.Builder request(String path, String token) {
+    HttpRequest.Builder builder =
+        HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).timeout(Duration.ofSeconds(60));
+    return token == null ? builder : builder.header("Authorization", "Bearer " + token);
+  }
+
+  HttpResponse<String> json(String method, String path, String token, String body)
+      throws Exception {
+    HttpRequest.Builder builder = request(path, token);
+    if (body == null) {
+      builder.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      builder
+          .header("Content-Type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(body));
+    }
+    return http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  HttpResponse<String> put(String path, String token, String type, byte[] body) throws Exception {
+    HttpRequest.Builder builder =
+        request(path, token).PUT(HttpRequest.BodyPublishers.ofByteArray(body));
+    if (type != null) {
+      builder.header("Content-Type", type);
+    }
+    return http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  HttpResponse<byte[]> getBytes(String path, String token, String accept) throws Exception {
+    HttpRequest.Builder builder = request(path, token).GET();
+    if (accept != null) {
+      builder.header("Accept", accept);
+    }
+    return http.send(builder.build(), HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  static JsonNode tree(HttpResponse<String> response) throws Exception {
+    return JSON.readTree(response.body());
+  }
+
+  String open() throws Exception {
+    HttpResponse<String> opened =
+        json("POST", BASE + "/sessions", admin, "{\"agent\": \"helper\", \"idle_seconds\": 600}");
+    assertThat(opened.statusCode()).as(opened.body()).isEqualTo(201);
+    String id = tree(opened).get("run_id").asText();
+    assertThat(opened.headers().firstValue("Location")).contains(BASE + "/runs/" + id);
+    return id;
+  }
+
+  static byte[] tar(String... nameThenContent) throws Exception {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
+      for (int i = 0; i < nameThenContent.length; i += 2) {
+        byte[] content = nameThenContent[i + 1].getBytes(StandardCharsets.UTF_8);
+        TarArchiveEntry e = new TarArchiveEntry(nameThenContent[i], true);
+        e.setSize(content.length);
+        tar.putArchiveEntry(e);
+        tar.write(content);
+        tar.closeArchiveEntry();
+      }
+    }
+    return bytes.toByteArray();
+  }
+
+  @Test
+  void aSessionIsOpenedWorkedInStepByStepAndClosed() throws Exception {
+    String id = open();
+    JsonNode run = tree(json("GET", BASE + "/runs/" + id, admin, null));
+    assertThat(run.get("kind").asText()).isEqualTo("session");
+    assertThat(run.get("command").isNull()).isTrue();
+    assertThat(run.get("idle_seconds").asInt()).isEqualTo(600);
+    assertThat(run.get("steps").asInt()).isZero();
+
+    // a project in as a tar, a file in past the 1 MiB JSON limit
+    HttpResponse<String> project =
+        put(
+            BASE + "/runs/" + id + "/files?path=app",
+            admin,
+            "application/x-tar",
+            tar(
+                "calc.py",
+                "def add(a, b):\n    return a + b\n",
+                "test.sh",
+                "grep -q 'a + b' calc.py && echo ok\n"));
+    assertThat(project.statusCode()).as(project.body()).isEqualTo(200);
+    assertThat(tree(project).get("kind").asText()).isEqualTo("folder");
+    assertThat(tree(project).get("files").asInt()).isEqualTo(2);
+    byte[] big = new byte[1536 * 1024];
+    new java.util.Random(7).nextBytes(big);
+    HttpResponse<String> file =
+        put(BASE + "/runs/" + id + "/files?path=/workspace/data/big.bin", admin, null, big);
+    assertThat(file.statusCode()).as(file.body()).isEqualTo(200);
+    String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(big));
+    assertThat(tree(file).get("sha256").asText()).isEqualTo(sha);
+
+    // a step, answered as JSON
+    HttpResponse<String> step =
+        json(
+            "POST",
+            BASE + "/runs/" + id + "/exec",
+            admin,
+            "{\"command\": [\"sh\", \"test.sh\"], \"cwd\": \"app\", \"timeout_seconds\": 30}");
+    assertThat(step.statusCode()).as(step.body()).isEqualTo(200);
+    assertThat(tree(step).get("stdout").asText()).isEqualTo("ok\n");
+    assertThat(tree(step).get("end").asText()).isEqualTo("exit");
+    assertThat(tree(step).get("step").asInt()).isEqualTo(1);
+
+    // a step streamed as NDJSON: its lines as they come, then its result
+    HttpResponse<String> streamed =
+        http.send(
+            request(BASE + "/runs/" + id + "/exec", admin)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/x-ndjson")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"command\": [\"sh\", \"-c\", \"echo one; echo two >&2; cat\"], \"stdin\": \"three\\n\"}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(streamed.statusCode()).isEqualTo(200);
+    List<JsonNode> lines = new ArrayList<>();
+    for (String line : streamed.body().split("\n")) {
+      lines.add(JSON.readTree(line));
+    }
+    assertThat(lines).anySatisfy(l -> assertThat(l.path("stdout").asText()).isEqualTo("one\n"));
+    assertThat(lines).anySatisfy(l -> assertThat(l.path("stderr").asText()).isEqualTo("two\n"));
+    assertThat(lines).anySatisfy(l -> assertThat(l.path("stdout").asText()).isEqualTo("three\n"));
+    JsonNode result = lines.get(lines.size() - 1).get("result");
+    assertThat(result.get("exit_status").asInt()).isZero();
+    assertThat(result.get("stdin_bytes").asInt()).isEqualTo(6);
+
+    // a background step, a decision while it runs, its kill
+    HttpResponse<String> bg =
+        json(
+            "POST",
+            BASE + "/runs/" + id + "/exec",
+            admin,
+            "{\"command\": [\"sleep\", \"60\"], \"background\": true}");
+    assertThat(bg.statusCode()).as(bg.body()).isEqualTo(202);
+    assertThat(bg.headers().firstValue("Location")).contains(BASE + "/runs/" + id + "/steps/3");
+    assertThat(tree(bg).get("status").asText()).isEqualTo("running");
+    backend
+        .sandbox(id)
+        .decide(
+            JSON.writeValueAsString(
+                new DecisionRecord(
+                        Instant.now(),
+                        id,
+                        "10.0.0.2:4000",
+                        "CONNECT",
+                        "pypi.org",
+                        443,
+                        false,
+                        Reason.NOT_ALLOWED,
+                        null,
+                        0,
+                        0,
+                        1,
+                        false,
+                        null,
+                        "refused by the test")
+                    .toTree()));
+    assertThat(json("DELETE", BASE + "/runs/" + id + "/steps/3", admin, null).statusCode())
+        .isEqualTo(202);
+    JsonNode killed = awaitStepEnd(id, 3);
+    assertThat(killed.get("end").asText()).isEqualTo("killed");
+    assertThat(killed.get("egress_denied").asInt()).isEqualTo(1);
+    assertThat(killed.get("egress").get(0).get("host").asText()).isEqualTo("pypi.org");
+    HttpResponse<String> again = json("DELETE", BASE + "/runs/" + id + "/steps/3", admin, null);
+    assertThat(again.statusCode()).isEqualTo(409);
+    assertThat(tree(again).get("error").asText()).isEqualTo("step_ended");
+
+    // the steps, one step's output, files out
+    JsonNode steps = tree(json("GET", BASE + "/runs/" + id + "/steps", reader, null));
+    assertThat(steps.get("steps")).extracting(s -> s.get("step").asInt()).containsExactly(1, 2, 3);
+    assertThat(steps.get("steps").get(0).has("stdout")).as("a listing has summaries").isFalse();
+    HttpResponse<String> output =
+        json("GET", BASE + "/runs/" + id + "/steps/2/output", reader, null);
+    // Two streams, each pumped on its own: their lines interleave as they came.
+    assertThat(output.body().split("\n")).containsExactlyInAnyOrder("one", "two", "three");
+    HttpResponse<byte[]> back =
+        getBytes(BASE + "/runs/" + id + "/files?path=data/big.bin", reader, null);
+    assertThat(back.statusCode()).isEqualTo(200);
+    assertThat(back.body()).isEqualTo(big);
+    assertThat(back.headers().firstValue("X-Agent-Sandbox-Sha256")).contains(sha);
+    assertThat(back.headers().firstValue("Content-Length")).contains(Integer.toString(big.length));
+    HttpResponse<byte[]> folder =
+        getBytes(BASE + "/runs/" + id + "/files?path=app", reader, "application/x-tar");
+    assertThat(folder.statusCode()).isEqualTo(200);
+    List<String> names = new ArrayList<>();
+    try (TarArchiveInputStream in =
+        new TarArchiveInputStream(new ByteArrayInputStream(folder.body()))) {
+      for (TarArchiveEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
+        names.add(e.getName());
+      }
+    }
+    assertThat(names).containsExactlyInAnyOrder("calc.py", "test.sh");
+    HttpResponse<String> listing =
+        json("GET", BASE + "/runs/" + id + "/files?path=app", reader, null);
+    assertThat(listing.statusCode()).as("a folder without Accept").isEqualTo(406);
+    HttpResponse<String> entries =
+        http.send(
+            request(BASE + "/runs/" + id + "/files?path=app", reader)
+                .header("Accept", "application/json")
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(tree(entries).get("entries"))
+        .extracting(e -> e.get("name").asText())
+        .containsExactly("calc.py", "test.sh");
+
+    // the timeline reconstructs the steps with their decisions
+    JsonNode timeline = tree(json("GET", BASE + "/runs/" + id + "/timeline", reader, null));
+    assertThat(timeline.get("kind").asText()).isEqualTo("session");
+    assertThat(timeline.get("steps"))
+        .extracting(s -> s.get("step").asInt())
+        .containsExactly(1, 2, 3);
+    assertThat(timeline.get("steps").get(0).get("command"))
+        .extracting(JsonNode::asText)
+        .containsExactly("sh", "test.sh");
+    assertThat(timeline.get("steps").get(2).get("egress").get("denied").get(0).get("host").asText())
+        .isEqualTo("pypi.org");
+    assertThat(timeline.get("steps").get(2).get("killed_by").get("token").asText())
+        .isEqualTo("admin");
+    assertThat(timeline.get("files"))
+        .extracting(f -> f.get("op").asText())
+        .startsWith("put", "put");
+
+    // closed: its result, then no more steps; its steps stay readable
+    HttpResponse<String> closed = json("DELETE", BASE + "/runs/" + id, admin, null);
+    assertThat(closed.statusCode()).as(closed.body()).isEqualTo(200);
+    assertThat(tree(closed).get("status").asText()).isEqualTo("closed");
+    assertThat(tree(closed).get("end").asText()).isEqualTo("closed");
+    HttpResponse<String> late =
+        json("POST", BASE + "/runs/" + id + "/exec", admin, "{\"command\": [\"true\"]}");
+    assertThat(late.statusCode()).isEqualTo(409);
+    assertThat(tree(late).get("error").asText()).isEqualTo("run_ended");
+    assertThat(json("GET", BASE + "/runs/" + id + "/steps/1", reader, null).statusCode())
+        .isEqualTo(200);
+    assertThat(tree(json("GET", BASE + "/runs?kind=session", reader, null)).get("runs"))
+        .extracting(r -> r.get("run_id").asText())
+        .containsExactly(id);
+    assertThat(
+            tree(json("GET", BASE + "/runs/" + id + "/timeline", reader, null))
+                .get("end")
+                .get("closed_by")
+                .get("token")
+                .asText())
+        .isEqualTo("admin");
+  }
+
+  JsonNode awaitStepEnd(String id, int step) throws Exception {
+    for (int i = 0; i < 200; i++) {
+      JsonNode view = tree(json("GET", BASE + "/runs/" + id + "/steps/" + step, reader, null));
+      if (view.get("status").asText().equals("ended")) {
+        return view;
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("step " + step + " did not end within 20 s");
+  }
+
+  @Test
+  void refusalsAnswerTheirCodesAndScopes() throws Exception {
+    String id = open();
+    record Case(String name, HttpResponse<String> answer, int status, String error) {}
+    List<Case> cases =
+        List.of(
+            new Case(
+                "a path outside /workspace",
+                put(BASE + "/runs/" + id + "/files?path=/etc/passwd", admin, null, new byte[1]),
+                400,
+                "invalid_path"),
+            new Case(
+                "a .. in a path",
+                put(BASE + "/runs/" + id + "/files?path=a/../../x", admin, null, new byte[1]),
+                400,
+                "invalid_path"),
+            new Case(
+                "a file over the agent's cap, past the JSON limit",
+                put(BASE + "/runs/" + id + "/files?path=huge.bin", admin, null, new byte[3 << 20]),
+                413,
+                "file_too_large"),
+            new Case(
+                "a hostile tar",
+                put(
+                    BASE + "/runs/" + id + "/files?path=d",
+                    admin,
+                    "application/x-tar",
+                    tar("../escape", "x")),
+                400,
+                "invalid_archive"),
+            new Case(
+                "a body type that is no file",
+                put(BASE + "/runs/" + id + "/files?path=a.txt", admin, "text/plain", new byte[1]),
+                415,
+                "unsupported_media_type"),
+            new Case(
+                "a reader putting a file",
+                put(BASE + "/runs/" + id + "/files?path=a.txt", reader, null, new byte[1]),
+                403,
+                "missing_scope"),
+            new Case(
+                "a reader running a step",
+                json("POST", BASE + "/runs/" + id + "/exec", reader, "{\"command\": [\"true\"]}"),
+                403,
+                "missing_scope"),
+            new Case(
+                "stdin over the agent's cap",
+                json(
+                    "POST",
+                    BASE + "/runs/" + id + "/exec",
+                    admin,
+                    "{\"command\": [\"cat\"], \"stdin\": \"" + "x".repeat(65) + "\"}"),
+                413,
+                "stdin_too_large"),
+            new Case(
+                "an unknown field",
+                json(
+                    "POST",
+                    BASE + "/runs/" + id + "/exec",
+                    admin,
+                    "{\"command\": [\"true\"], \"shell\": true}"),
+                400,
+                "invalid_request"),
+            new Case(
+                "a cwd outside /workspace",
+                json(
+                    "POST",
+                    BASE + "/runs/" + id + "/exec",
+                    admin,
+                    "{\"command\": [\"true\"], \"cwd\": \"/\"}"),
+                400,
+                "invalid_path"),
+            new Case(
+                "a proxy variable for a step",
+                json(
+                    "POST",
+                    BASE + "/runs/" + id + "/exec",
+                    admin,
+                    "{\"command\": [\"true\"], \"env\": {\"https_proxy\": \"http://x:1\"}}"),
+                400,
+                "env_refused"),
+            new Case(
+                "a missing file",
+                json("GET", BASE + "/runs/" + id + "/files?path=nothing.txt", reader, null),
+                404,
+                "file_not_found"),
+            new Case(
+                "a step that is not there",
+                json("GET", BASE + "/runs/" + id + "/steps/42", reader, null),
+                404,
+                "step_not_found"),
+            new Case(
+                "a step number that is none",
+                json("GET", BASE + "/runs/" + id + "/steps/zero", reader, null),
+                404,
+                "step_not_found"),
+            new Case(
+                "an unknown run",
+                json("POST", BASE + "/runs/zzzz9999/exec", admin, "{\"command\": [\"true\"]}"),
+                404,
+                "run_not_found"),
+            new Case(
+                "an idle time over the ttl",
+                json(
+                    "POST",
+                    BASE + "/sessions",
+                    admin,
+                    "{\"agent\": \"helper\", \"idle_seconds\": 100000}"),
+                400,
+                "invalid_request"),
+            new Case(
+                "an agent not listed",
+                json("POST", BASE + "/sessions", admin, "{\"agent\": \"stranger\"}"),
+                404,
+                "agent_not_listed"));
+    for (Case c : cases) {
+      assertThat(c.answer().statusCode())
+          .as(c.name() + ": " + c.answer().body())
+          .isEqualTo(c.status());
+      assertThat(tree(c.answer()).get("error").asText()).as(c.name()).isEqualTo(c.error());
+    }
+    assertThat(tree(cases.get(3).answer()).get("reason").asText()).isEqualTo("invalid_path");
+
+    HttpResponse<String> oneShot =
+        json("POST", BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
+    assertThat(oneShot.statusCode()).as(oneShot.body()).isEqualTo(200);
+    String runId = tree(oneShot).get("run_id").asText();
+    HttpResponse<String> notASession =
+        json("POST", BASE + "/runs/" + runId + "/exec", admin, "{\"command\": [\"true\"]}");
+    assertThat(notASession.statusCode()).isEqualTo(409);
+    assertThat(tree(notASession).get("error").asText()).isEqualTo("not_a_session");
+    assertThat(json("DELETE", BASE + "/runs/" + id, admin, null).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void aSandboxThatDoesNotComeUpAnswersSessionFailedNamingItsRun() throws Exception {
+    backend.openFails(true);
+
+    HttpResponse<String> failed =
+        json("POST", BASE + "/sessions", admin, "{\"agent\": \"helper\"}");
+
+    assertThat(failed.statusCode()).as(failed.body()).isEqualTo(502);
+    assertThat(tree(failed).get("error").asText()).isEqualTo("session_failed");
+    String runId = tree(failed).get("run_id").asText();
+    assertThat(tree(json("GET", BASE + "/runs/" + runId, admin, null)).get("status").asText())
+        .isEqualTo("failed");
+  }
+}
