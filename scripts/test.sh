@@ -85,6 +85,14 @@ if ! command -v pytest-3 >/dev/null 2>&1; then
 fi
 AGENT_SANDBOX_JAR=cli/target/agent-sandbox.jar /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider clients/python/tests
 
+# The TypeScript client and its deepagents backend (clients/typescript): npm ci from the committed
+# lock (exact versions; the npm cache first, the registry only for what it lacks), the types checked
+# against openapi.json and compiled, then node's test runner against a real serve that its
+# test/run.mjs starts from the same jar on loopback with the Docker backend. Node.js and npm come
+# from Debian, installed above for McpClientIT.
+(cd clients/typescript && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund &&
+  AGENT_SANDBOX_JAR=../../cli/target/agent-sandbox.jar npm test)
+
 # Coverage-guided fuzzing, bounded: each Jazzer target for AGENT_SANDBOX_FUZZ_SECONDS (20 s by
 # default; 0 skips it). `verify` above already ran them as regression tests over their kept inputs.
 if [ "${AGENT_SANDBOX_FUZZ_SECONDS:-20}" != 0 ]; then

@@ -53,6 +53,7 @@ final class Backends {
 
   static RunWiring wiring(ServeCommand options, String storeIdentity, PrintWriter out) {
     String instance = instanceId(options.instanceId);
+    RunSettings settings = settings(options, instance);
     OperatorEgress operator = operator(options.proxyHosts, options.inspectUpstreamCa);
     List<SandboxBackend> backends = new ArrayList<>();
     if (!options.microvmAccel.equals("off")) {
@@ -89,15 +90,39 @@ final class Backends {
             return elected;
           };
     }
-    RunSettings settings = RunSettings.defaults(instance);
     backends.add(
         new DockerBackend(
-            DockerClients.fromEnvironment(),
+            DockerClients.fromEnvironment(settings.maxConcurrentRuns()),
             dockerConfig(options)
                 .concurrentRuns(settings.maxConcurrentRuns())
                 .instance(storeIdentity)
                 .build()));
     return new RunWiring(backends, operator, settings, reaping);
+  }
+
+  /**
+   * The run service's settings: the defaults with {@code --max-runs} as the run limit, refused
+   * outside 1 to {@value DockerBackendConfig#MAX_CONCURRENT_RUNS} (the most runs an automatic
+   * subnet pool is sized for) before any backend is built.
+   */
+  static RunSettings settings(ServeCommand options, String instance) {
+    if (options.maxRuns < 1 || options.maxRuns > DockerBackendConfig.MAX_CONCURRENT_RUNS) {
+      throw new IllegalArgumentException(
+          "--max-runs "
+              + options.maxRuns
+              + ": expected 1 to "
+              + DockerBackendConfig.MAX_CONCURRENT_RUNS
+              + " (the runs and sessions live at once)");
+    }
+    RunSettings defaults = RunSettings.defaults(instance);
+    return new RunSettings(
+        instance,
+        defaults.tailBytes(),
+        defaults.decisionsKept(),
+        options.maxRuns,
+        defaults.finishedRunsKept(),
+        defaults.warmMaxIdle(),
+        defaults.spool());
   }
 
   /**

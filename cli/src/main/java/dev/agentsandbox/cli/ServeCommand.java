@@ -115,6 +115,17 @@ final class ServeCommand implements Callable<Integer> {
   String dockerProxyPool;
 
   @Option(
+      names = "--max-runs",
+      paramLabel = "N",
+      description =
+          "How many runs and sessions this control plane keeps live at once, 1 to 1024; each"
+              + " holds its sandbox (on Docker two containers and two networks) whether it works"
+              + " or idles, warm sandboxes count too, and one more is refused with 429"
+              + " too_many_runs (default: ${DEFAULT-VALUE})",
+      defaultValue = "16")
+  int maxRuns;
+
+  @Option(
       names = "--microvm-accel",
       paramLabel = "kvm|tcg|off",
       description =

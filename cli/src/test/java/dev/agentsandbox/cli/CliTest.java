@@ -2,6 +2,7 @@ package dev.agentsandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.agentsandbox.runs.RunSettings;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URI;
@@ -239,6 +240,8 @@ class CliTest {
       {"--docker-proxy-pool", "-1"},
       {"--docker-proxy-pool", "1000"},
       {"--docker-proxy-pool", "many"},
+      {"--max-runs", "0"},
+      {"--max-runs", "1025"},
     };
     for (String[] options : bad) {
       ServeCommand serve = new ServeCommand();
@@ -261,7 +264,7 @@ class CliTest {
           .isInstanceOf(RuntimeException.class)
           .hasMessageFindingMatch(
               "--credential-command|--jwt|JWT signing keys|absolute|--artifacts-retention"
-                  + "|--docker-subnet-pool|--docker-proxy-pool");
+                  + "|--docker-subnet-pool|--docker-proxy-pool|--max-runs");
     }
   }
 
@@ -276,6 +279,20 @@ class CliTest {
     assertThat(Backends.dockerConfig(plain).build().subnetPool())
         .as("automatic: the backend chooses a free range, never Docker's default pools")
         .isEmpty();
+  }
+
+  @Test
+  void serveKeepsSixteenRunsLiveUnlessToldAndSizesTheSubnetsForWhatItIsTold() {
+    ServeCommand plain = new ServeCommand();
+    new CommandLine(plain).parseArgs();
+    assertThat(Backends.settings(plain, "i").maxConcurrentRuns()).isEqualTo(16);
+    ServeCommand dense = new ServeCommand();
+    new CommandLine(dense).parseArgs("--max-runs", "120");
+    RunSettings settings = Backends.settings(dense, "i");
+    assertThat(settings.maxConcurrentRuns()).isEqualTo(120);
+    assertThat(settings.tailBytes())
+        .as("only the limit changes")
+        .isEqualTo(RunSettings.defaults("i").tailBytes());
   }
 
   @Test

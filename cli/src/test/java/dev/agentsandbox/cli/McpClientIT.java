@@ -81,12 +81,23 @@ class McpClientIT {
             admin,
             "{\"enabled\": true, \"backend\": \"docker\", \"reason\": \"McpClientIT setup\","
                 + " \"agents\": {\"mcpa\": "
-                + agent.formatted("\"allowed.test\"")
+                + agent.formatted("\"allowed.test\", \"narrowed.test\"")
                 + ", \"mcpb\": "
                 + agent.formatted("\"other.test\"")
                 + "}}",
             "\"0\"");
     assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+    // The instance egress policy narrows mcpa's list to allowed.test: the tools' descriptions must
+    // name the effective list (what the proxy enforces), not the agent's own.
+    HttpResponse<String> policy =
+        send(
+            "PUT",
+            "/api/admin/platform/egress-policy",
+            admin,
+            "{\"scopes\": {\"mcpa\": {\"allow\": [\"allowed.test\"]}}, \"default\": \"unrestricted\","
+                + " \"reason\": \"McpClientIT: the effective list is narrower than the agent's\"}",
+            "\"0\"");
+    assertThat(policy.statusCode()).as(policy.body()).isEqualTo(200);
   }
 
   @AfterAll

@@ -40,14 +40,17 @@ public final class McpHttpHandler implements HttpHandler {
   private static final String BEARER = "bearer ";
 
   private final URI controlPlane;
+  private final OriginCheck origins;
   private final HttpClient http;
   private final ObjectMapper json = new ObjectMapper();
 
   /**
    * @param controlPlane where the API this handler calls listens ({@code http://127.0.0.1:PORT})
+   * @param origins the {@code Origin} headers served ({@link OriginCheck#listeningOn})
    */
-  public McpHttpHandler(URI controlPlane) {
+  public McpHttpHandler(URI controlPlane, OriginCheck origins) {
     this.controlPlane = controlPlane;
+    this.origins = origins;
     this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
   }
 
@@ -60,6 +63,27 @@ public final class McpHttpHandler implements HttpHandler {
             exchange,
             404,
             error("route_not_found", "find " + Texts.bounded(path) + ": no such route"));
+        return;
+      }
+      // Before anything else, the token included: a page's browser may hold no token, but it must
+      // not even learn how this server answers one (MCP streamable HTTP, Security Warning).
+      OriginCheck.Decision origin = origins.decide(exchange.getRequestHeaders().get("Origin"));
+      if (!origin.reason().accepted()) {
+        LOG.warn("refused an MCP request with Origin {} ({})", origin.origin(), origin.reason());
+        answer(
+            exchange,
+            403,
+            error(
+                "origin_refused",
+                "serve "
+                    + PATH
+                    + " to a request from origin '"
+                    + origin.origin()
+                    + "': "
+                    + origin.reason().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ')
+                    + ", not this server's own (a browser page of another origin may not call"
+                    + " the tools, against DNS rebinding; MCP clients that are not browsers send"
+                    + " no Origin)"));
         return;
       }
       if (!exchange.getRequestMethod().equals("POST")) {

@@ -101,13 +101,43 @@ public final class SandboxApi {
     return exchange(get, "read " + path + " in session " + runId).body();
   }
 
-  /** {@code GET .../runs/{id}/files?path=P} as {@code application/json}: a folder's listing. */
+  /**
+   * {@code GET .../runs/{id}/files?path=P} as {@code application/json}: a folder's listing. A file
+   * at {@code P} is answered with its bytes whatever {@code Accept} asks, so an answer that is not
+   * JSON is a file: refused as the API refuses a file where a folder was asked for, its bytes
+   * discarded unread.
+   */
   public JsonNode listFiles(String runId, String path) {
+    String action = "list " + path + " in session " + runId;
     HttpRequest.Builder get =
         request(run(runId) + "/files?path=" + encode(path), SHORT)
             .header("Accept", "application/json")
             .GET();
-    return send(get, "list " + path + " in session " + runId);
+    HttpResponse<byte[]> response =
+        exchange(
+            get,
+            action,
+            info ->
+                info.statusCode() / 100 == 2 && !isJson(info.headers())
+                    ? HttpResponse.BodySubscribers.replacing(new byte[0])
+                    : HttpResponse.BodySubscribers.ofByteArray());
+    if (!isJson(response.headers())) {
+      ObjectNode body = json.createObjectNode();
+      body.put("error", "path_refused");
+      body.put("reason", "wrong-kind");
+      body.put(
+          "message",
+          action + ": it is a file, not a folder (read it with read_file, or list its folder)");
+      throw SandboxApiException.of(action, 400, body);
+    }
+    return parse(response.body(), action);
+  }
+
+  private static boolean isJson(java.net.http.HttpHeaders headers) {
+    return headers
+        .firstValue("Content-Type")
+        .map(type -> type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json"))
+        .orElse(false);
   }
 
   /** {@code DELETE .../runs/{id}}: closes a session and answers its result. */
@@ -155,7 +185,10 @@ public final class SandboxApi {
   }
 
   private JsonNode send(HttpRequest.Builder request, String action) {
-    byte[] body = exchange(request, action).body();
+    return parse(exchange(request, action).body(), action);
+  }
+
+  private JsonNode parse(byte[] body, String action) {
     try {
       return json.readTree(body);
     } catch (IOException e) {
@@ -165,9 +198,14 @@ public final class SandboxApi {
   }
 
   private HttpResponse<byte[]> exchange(HttpRequest.Builder request, String action) {
+    return exchange(request, action, HttpResponse.BodyHandlers.ofByteArray());
+  }
+
+  private HttpResponse<byte[]> exchange(
+      HttpRequest.Builder request, String action, HttpResponse.BodyHandler<byte[]> handler) {
     HttpResponse<byte[]> response;
     try {
-      response = http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+      response = http.send(request.build(), handler);
     } catch (IOException e) {
       throw new SandboxApiException(
           0,

@@ -28,6 +28,12 @@ public final class SandboxApiException extends RuntimeException {
     this.body = body;
   }
 
+  /** A refusal said in the API's own form ({@code error}, {@code message}, its other fields). */
+  static SandboxApiException of(String action, int status, JsonNode body) {
+    return new SandboxApiException(
+        status, body.path("error").asText(), body.path("message").asText(action), body);
+  }
+
   /** The API's error answer, or a stand-in naming the status when it was not the API's JSON. */
   static SandboxApiException of(String action, int status, byte[] answer, ObjectMapper json) {
     try {

@@ -205,6 +205,16 @@ final class LiveStep {
     return egress.stream().map(DecisionRecord::toTree).toList();
   }
 
+  /**
+   * The listed decisions and the refusal count read under one lock, so that a view never lists a
+   * refusal its count misses (a decision attributed between two separate reads did).
+   */
+  private synchronized Decided decided() {
+    return new Decided(decisionTrees(), denied);
+  }
+
+  private record Decided(List<java.util.Map<String, Object>> trees, int denied) {}
+
   synchronized int denied() {
     return denied;
   }
@@ -217,6 +227,7 @@ final class LiveStep {
       Long durationMs,
       Instant endedAt,
       String detail) {
+    Decided decided = decided();
     return new StepView(
         runId,
         number,
@@ -231,14 +242,14 @@ final class LiveStep {
         end,
         exitStatus,
         stdout.totalBytes() + stderr.totalBytes(),
-        denied(),
+        decided.denied(),
         detail,
         Optional.of(
             new StepView.Output(
                 stdout.tail(),
                 stderr.tail(),
                 truncated(stdout) || truncated(stderr),
-                decisionTrees())));
+                decided.trees())));
   }
 
   /** Whether a stream's retained lines lack its start: lines left the tail, or one was cut. */

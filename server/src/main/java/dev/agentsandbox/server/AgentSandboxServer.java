@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.ProbeCache;
 import dev.agentsandbox.mcp.McpHttpHandler;
+import dev.agentsandbox.mcp.OriginCheck;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
 import dev.agentsandbox.runs.ArtifactRetention;
@@ -183,7 +184,11 @@ public final class AgentSandboxServer implements AutoCloseable {
     http.createContext("/", handler);
     // The MCP tools call this API with the caller's own token, so every check of the API applies
     // to them as it does to any client (docs/mcp.md).
-    http.createContext(McpHttpHandler.PATH, new McpHttpHandler(selfAddress(http.getAddress())));
+    // Its Origin check accepts the origins of the address bound, never the Host a request names.
+    http.createContext(
+        McpHttpHandler.PATH,
+        new McpHttpHandler(
+            selfAddress(http.getAddress()), OriginCheck.listeningOn(http.getAddress())));
     int recovered = runs.recover();
     if (recovered > 0) {
       LOG.warn(
