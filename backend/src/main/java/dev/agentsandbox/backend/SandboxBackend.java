@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend;
 
 import java.time.Instant;
+import java.util.Map;
 import java.util.function.Predicate;
 
 /**
@@ -9,8 +10,12 @@ import java.util.function.Predicate;
  * <p>Every resource a backend creates carries {@link RunSpec#labels()}, and a backend never removes
  * anything that does not carry {@link Labels#MANAGED_BY}. Implementations are thread-safe: the run
  * service launches several runs at once and the reaper runs beside them.
+ *
+ * <p>The composition root that made a backend closes it once, after the last run it launched has
+ * been torn down or left for the reaper: whatever the backend holds beside its runs (the Docker
+ * backend's proxy pool) is released then.
  */
-public interface SandboxBackend {
+public interface SandboxBackend extends AutoCloseable {
   /** The backend's name as configured: {@code docker}, {@code k8s} or {@code firecracker}. */
   String name();
 
@@ -105,4 +110,23 @@ public interface SandboxBackend {
    * whose run id {@code isLive} rejects (the run ended or the control plane that owned it died).
    */
   ReapReport reap(Instant now, Predicate<String> isLive);
+
+  /**
+   * The standby proxies this backend keeps started ahead of runs, counted when asked: {@code ready}
+   * (started and awaiting a run now) and, since the backend was made, {@code created}, {@code
+   * taken} (by a run), {@code failed} (a creation failed) and {@code expired} (destroyed unused).
+   * Empty for a backend that keeps no such pool; read each time metrics are scraped, so it must be
+   * cheap and never block on a daemon.
+   */
+  default Map<String, Long> proxyPoolCounts() {
+    return Map.of();
+  }
+
+  /**
+   * Releases what this backend holds beside its runs (the Docker backend removes the proxy-pool
+   * standbys no run took); runs and their sandboxes are left alone. Called once, by whoever made
+   * the backend; nothing to release by default.
+   */
+  @Override
+  default void close() {}
 }

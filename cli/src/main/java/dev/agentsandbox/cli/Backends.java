@@ -30,7 +30,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
-/** Builds what {@code serve} runs sandboxes with from its options, and says what it found. */
+/**
+ * Builds what {@code serve} runs sandboxes with from its options, and says what it found: the
+ * backends and their clients are made here and handed to the server in a {@link RunWiring}, which
+ * knows only their contract (docs/architecture.md, "Who composes").
+ */
 final class Backends {
   private Backends() {}
 
@@ -39,18 +43,6 @@ final class Backends {
    * labels what the Docker backend creates, so that its reaper spares other control planes' objects
    * on the same daemon until they expire.
    */
-  /**
-   * Releases what the backends of a wiring hold when no server took them (a start refused after
-   * they were built): the Docker backend's proxy pool removes its standbys.
-   */
-  static void close(RunWiring wiring) {
-    for (SandboxBackend backend : wiring.backends()) {
-      if (backend instanceof DockerBackend docker) {
-        docker.close();
-      }
-    }
-  }
-
   static RunWiring wiring(ServeCommand options, String storeIdentity, PrintWriter out) {
     String instance = instanceId(options.instanceId);
     RunSettings settings = settings(options, instance);
@@ -298,13 +290,10 @@ final class Backends {
   }
 
   private static String instanceId(String option) {
-    if (option != null && !option.isBlank()) {
-      return option;
-    }
-    String env = System.getenv("AGENT_SANDBOX_INSTANCE_ID");
-    if (env != null && !env.isBlank()) {
-      return env;
-    }
+    return Setting.of(option, "AGENT_SANDBOX_INSTANCE_ID", Backends::hostName);
+  }
+
+  private static String hostName() {
     try {
       return InetAddress.getLocalHost().getHostName();
     } catch (UnknownHostException e) {

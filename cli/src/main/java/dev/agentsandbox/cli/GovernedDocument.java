@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.policy.config.Loosening;
-import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.runs.json.Json;
 import java.io.IOException;
 import java.util.List;
 
@@ -14,19 +14,19 @@ import java.util.List;
  * the same {@code policy} code the server enforces so they can be shown before saving.
  */
 enum GovernedDocument {
-  SANDBOX_CONFIG(dev.agentsandbox.server.governance.GovernedDocument.SANDBOX, AdminApi.BASE),
+  SANDBOX_CONFIG(dev.agentsandbox.policy.governance.GovernedDocument.SANDBOX, AdminApi.BASE),
   EGRESS_POLICY(
-      dev.agentsandbox.server.governance.GovernedDocument.EGRESS_POLICY, AdminApi.EGRESS_POLICY);
+      dev.agentsandbox.policy.governance.GovernedDocument.EGRESS_POLICY, AdminApi.EGRESS_POLICY);
 
   private static final ObjectMapper EXACT = Json.mapper();
   private static final ObjectMapper PLAIN = new ObjectMapper();
 
   /** The server's description of the document: its key, reader and loosening rules. */
-  private final dev.agentsandbox.server.governance.GovernedDocument<?> governed;
+  private final dev.agentsandbox.policy.governance.GovernedDocument<?> governed;
 
   private final String path;
 
-  GovernedDocument(dev.agentsandbox.server.governance.GovernedDocument<?> governed, String path) {
+  GovernedDocument(dev.agentsandbox.policy.governance.GovernedDocument<?> governed, String path) {
     this.governed = governed;
     this.path = path;
   }
@@ -70,7 +70,7 @@ enum GovernedDocument {
   }
 
   private static <T> List<Loosening> between(
-      dev.agentsandbox.server.governance.GovernedDocument<T> governed,
+      dev.agentsandbox.policy.governance.GovernedDocument<T> governed,
       Object before,
       Object after) {
     return governed

@@ -300,9 +300,11 @@ final class ServeCommand implements Callable<Integer> {
   Running start(PrintWriter out) {
     WireLogs.silence();
     InetSocketAddress address =
-        ListenAddress.parse(setting(listen, "AGENT_SANDBOX_LISTEN", "127.0.0.1:8080"));
+        ListenAddress.parse(Setting.of(listen, "AGENT_SANDBOX_LISTEN", () -> "127.0.0.1:8080"));
     Path data =
-        dataDir != null ? dataDir : Path.of(setting(null, "AGENT_SANDBOX_DATA_DIR", "data"));
+        dataDir != null
+            ? dataDir
+            : Path.of(Setting.of(null, "AGENT_SANDBOX_DATA_DIR", () -> "data"));
     Optional<String> dataWarning = DataDirectory.prepare(data);
     Store opened = store.open();
     try {
@@ -316,7 +318,7 @@ final class ServeCommand implements Callable<Integer> {
       try {
         server = AgentSandboxServer.start(address, opened, wiring);
       } catch (RuntimeException e) {
-        Backends.close(wiring);
+        wiring.closeBackends();
         throw e;
       }
       Path written = data.resolve(FirstAdminToken.FILE_NAME).toAbsolutePath();
@@ -353,13 +355,5 @@ final class ServeCommand implements Callable<Integer> {
     out.println("store: " + opened.dialect());
     out.println("listening on " + server.baseUrl());
     out.flush();
-  }
-
-  private static String setting(String option, String env, String fallback) {
-    if (option != null && !option.isBlank()) {
-      return option;
-    }
-    String value = System.getenv(env);
-    return value == null || value.isBlank() ? fallback : value;
   }
 }

@@ -23,14 +23,8 @@ final class StoreOptions {
 
   /** The URL in force: the option, then the environment, then the default file. */
   String resolve() {
-    if (url != null && !url.isBlank()) {
-      return url;
-    }
-    String env = System.getenv("AGENT_SANDBOX_DB");
-    if (env != null && !env.isBlank()) {
-      return env;
-    }
-    return "jdbc:sqlite:" + Path.of(DEFAULT_FILE).toAbsolutePath();
+    return Setting.of(
+        url, "AGENT_SANDBOX_DB", () -> "jdbc:sqlite:" + Path.of(DEFAULT_FILE).toAbsolutePath());
   }
 
   Store open() {

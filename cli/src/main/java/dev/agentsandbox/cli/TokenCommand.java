@@ -1,7 +1,7 @@
 package dev.agentsandbox.cli;
 
 import dev.agentsandbox.policy.config.AgentGrant;
-import dev.agentsandbox.server.Scopes;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.TokenInfo;
 import java.io.PrintWriter;

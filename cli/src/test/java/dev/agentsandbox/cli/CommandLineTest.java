@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.server.AgentSandboxServer;
-import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import java.io.ByteArrayInputStream;
 import java.io.PrintWriter;

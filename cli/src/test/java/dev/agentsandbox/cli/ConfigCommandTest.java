@@ -2,8 +2,8 @@ package dev.agentsandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.server.AgentSandboxServer;
-import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import java.io.PrintWriter;
 import java.io.StringWriter;

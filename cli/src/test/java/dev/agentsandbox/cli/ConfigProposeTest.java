@@ -3,8 +3,8 @@ package dev.agentsandbox.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.server.AgentSandboxServer;
-import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.Store;

@@ -2,12 +2,12 @@ package dev.agentsandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.runs.local.LocalSessionBackend;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
-import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;

@@ -1,5 +1,6 @@
 package dev.agentsandbox.proxy;
 
+import dev.agentsandbox.policy.config.ProxyLines;
 import dev.agentsandbox.policy.net.IpLiteral;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -83,7 +84,7 @@ public final class ProxyCommand implements Callable<Integer> {
     try {
       ShutdownHook.closeOnExit(proxy);
       if (awaitPolicy) {
-        err.println(AWAITING_LINE + format(proxy.address()));
+        err.println(ProxyLines.AWAITING_POLICY + format(proxy.address()));
         if (!receivePolicy(proxy, config, new PolicyChannel(System.in), err)) {
           return EXIT_BAD_INPUT;
         }
@@ -92,7 +93,7 @@ public final class ProxyCommand implements Callable<Integer> {
       proxy
           .caCertificatePem()
           .ifPresent(pem -> err.println(dev.agentsandbox.policy.config.ProxyPolicy.caLine(pem)));
-      err.println("agent-sandbox proxy ready on " + format(proxy.address()));
+      err.println(ProxyLines.READY + format(proxy.address()));
       proxy.awaitClosed();
       return 0;
     } catch (InterruptedException e) {
@@ -107,17 +108,6 @@ public final class ProxyCommand implements Callable<Integer> {
       }
     }
   }
-
-  /**
-   * The line an {@code --await-policy} proxy prints once listening, before its policy: it holds no
-   * "ready on", so a backend waiting for the ready line does not take a pending proxy for a ready
-   * one.
-   */
-  static final String AWAITING_LINE =
-      "agent-sandbox proxy awaiting its policy on stdin, listening on ";
-
-  /** The line printed when the awaited policy is in force, just before the ready line. */
-  static final String APPLIED_LINE = "agent-sandbox proxy policy applied";
 
   /**
    * Reads the first document on the channel and puts it in force. On a bad document, or the
@@ -146,7 +136,8 @@ public final class ProxyCommand implements Callable<Integer> {
               + " (no policy applied; everything was refused; exiting)");
       return false;
     }
-    err.println(APPLIED_LINE + (policy.runId().isEmpty() ? "" : " for run " + policy.runId()));
+    err.println(
+        ProxyLines.POLICY_APPLIED + (policy.runId().isEmpty() ? "" : " for run " + policy.runId()));
     Thread watcher =
         new Thread(
             () -> {

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.config.ProxyLines;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -35,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 class AwaitPolicyProcessIT {
   private static final Path JAR = Path.of("target", "agent-sandbox-proxy.jar");
   private static final Pattern AWAITING =
-      Pattern.compile(Pattern.quote(ProxyCommand.AWAITING_LINE) + "127\\.0\\.0\\.1:(\\d+)");
+      Pattern.compile(Pattern.quote(ProxyLines.AWAITING_POLICY) + "127\\.0\\.0\\.1:(\\d+)");
 
   @TempDir Path temp;
   private Fixture fixture;
@@ -117,7 +118,7 @@ class AwaitPolicyProcessIT {
     // Not closed after the document: the proxy reads it as soon as it is whole. The fixed parts
     // it repeats (decisions) match what the proxy started with.
     proxy.send(policy("api.test", ", \"decisions\": \"" + proxy.decisions() + "\""));
-    assertThat(proxy.err().readLine()).isEqualTo(ProxyCommand.APPLIED_LINE + " for run pooled-1");
+    assertThat(proxy.err().readLine()).isEqualTo(ProxyLines.POLICY_APPLIED + " for run pooled-1");
     assertThat(proxy.err().readLine())
         .isEqualTo("agent-sandbox proxy ready on 127.0.0.1:" + proxy.port());
 

@@ -9,6 +9,7 @@ import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.store.RunRecord;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.function.UnaryOperator;
 
 /**
@@ -80,6 +81,20 @@ final class LiveRun {
 
   String runId() {
     return spec.runId();
+  }
+
+  /**
+   * Waits for the run's result to be final and recorded ({@link #ended}); its sandbox may still be
+   * being removed.
+   *
+   * @throws RunException when the run's lifecycle failed instead of recording a result
+   */
+  void awaitResult() throws InterruptedException {
+    try {
+      ended.get();
+    } catch (ExecutionException e) {
+      throw new RunException("running " + runId() + ": " + e.getCause().getMessage(), e);
+    }
   }
 
   SandboxListener listener() {

@@ -55,7 +55,18 @@ final class RunAdmission {
   /** What a plan holds in place of a credential's value. */
   static final String NOT_MINTED = "<minted at launch>";
 
-  record Planned(RunSpec spec, Selection selection, boolean enabled, boolean configured) {}
+  record Planned(RunSpec spec, Selection selection, boolean enabled, boolean configured) {
+    /** What the run would create, as its backend plans it, with what admission found. */
+    PlanView view() {
+      return RunViews.plan(
+          spec,
+          selection.backend().plan(spec),
+          selection.probe(),
+          selection.stillProbing(),
+          enabled,
+          configured);
+    }
+  }
 
   /**
    * The command a session's spec carries: backends do not run it ({@link

@@ -1,5 +1,6 @@
 package dev.agentsandbox.runs;
 
+import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.policy.event.KillRequested;
 import dev.agentsandbox.policy.run.Redactor;
 import dev.agentsandbox.runs.audit.ChainCheck;
@@ -8,17 +9,22 @@ import dev.agentsandbox.runs.audit.RunTimeline;
 import dev.agentsandbox.runs.audit.RunTrail;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
+import dev.agentsandbox.store.RunKind;
 import dev.agentsandbox.store.RunRecord;
+import dev.agentsandbox.store.RunStatus;
 import dev.agentsandbox.store.Store;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * Answers for one run, live here or only stored: its view, its output, its timeline, whether the
- * reaper must spare it; and asks a live one to stop. Thread-safe.
+ * reaper must spare it; and asks a live one to stop. Lists the newest runs a token may see.
+ * Thread-safe.
  */
 final class RunAnswers {
   /** Most audit rows of one run a timeline reads. */
@@ -117,6 +123,29 @@ final class RunAnswers {
             record.kind().wireName()),
         rows,
         chain.check(rows));
+  }
+
+  /**
+   * The newest runs matching every given filter (null or empty: any; a null {@code kind}: both
+   * kinds), newest first, among the runs of the agents {@code grant} permits only: an agent it does
+   * not permit has no runs.
+   */
+  List<RunRecord> recent(
+      AgentGrant grant,
+      String agent,
+      RunStatus status,
+      RunKind kind,
+      Instant since,
+      Map<String, String> labels,
+      int limit) {
+    if (agent != null) {
+      return grant.permits(agent)
+          ? store.runs().recent(agent, status, kind, since, labels, limit)
+          : List.of();
+    }
+    return store
+        .runs()
+        .recentAmong(grant.limited() ? grant.named() : null, status, kind, since, labels, limit);
   }
 
   boolean isLive(String runId) {

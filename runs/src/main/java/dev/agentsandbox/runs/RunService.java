@@ -2,7 +2,6 @@ package dev.agentsandbox.runs;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.BackendSelector;
-import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.runs.audit.RunTimeline;
 import dev.agentsandbox.runs.audit.RunTrail;
@@ -16,7 +15,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 
 /**
@@ -29,7 +27,6 @@ public final class RunService {
   /** How much longer than {@code wait} shutdown waits for warm sandboxes being prepared. */
   static final Duration WARM_PREPARATION_BOUND = Duration.ofSeconds(60);
 
-  private final Store store;
   private final RunSettings settings;
   private final Clock clock;
   private final RunAnswers answers;
@@ -52,7 +49,6 @@ public final class RunService {
       ExecutorService executor,
       ObjectMapper json,
       RunContractServices contract) {
-    this.store = store;
     this.settings = settings;
     this.clock = clock;
     RunTrail trail = new RunTrail(store.audit());
@@ -104,15 +100,7 @@ public final class RunService {
    *     agent were not listed
    */
   public PlanView plan(RunRequest request, AgentGrant grant) {
-    RunAdmission.Planned planned = admission.plan(request, grant);
-    SandboxPlan plan = planned.selection().backend().plan(planned.spec());
-    return RunViews.plan(
-        planned.spec(),
-        plan,
-        planned.selection().probe(),
-        planned.selection().stillProbing(),
-        planned.enabled(),
-        planned.configured());
+    return admission.plan(request, grant).view();
   }
 
   /**
@@ -135,11 +123,7 @@ public final class RunService {
   public RunView run(String actor, AgentGrant grant, RunRequest request)
       throws InterruptedException {
     LiveRun run = launcher.admitAndLaunch(actor, grant, request);
-    try {
-      run.ended.get();
-    } catch (ExecutionException e) {
-      throw new RunException("running " + run.runId() + ": " + e.getCause().getMessage(), e);
-    }
+    run.awaitResult();
     return view(run.runId());
   }
 
@@ -195,35 +179,8 @@ public final class RunService {
 
   /**
    * The newest runs matching every given filter (null or empty: any; a null {@code kind}: both
-   * kinds), newest first; {@code labels} keeps the runs that carry every one.
-   */
-  public List<RunRecord> recent(
-      String agent,
-      RunStatus status,
-      RunKind kind,
-      Instant since,
-      Map<String, String> labels,
-      int limit) {
-    return recent(AgentGrant.EVERY, agent, status, kind, since, labels, limit);
-  }
-
-  /**
-   * Like {@link #recent(String, RunStatus, RunKind, Instant, Map, int)} of both kinds, among the
-   * runs of the agents {@code grant} permits only: an agent it does not permit has no runs.
-   */
-  public List<RunRecord> recent(
-      AgentGrant grant,
-      String agent,
-      RunStatus status,
-      Instant since,
-      Map<String, String> labels,
-      int limit) {
-    return recent(grant, agent, status, null, since, labels, limit);
-  }
-
-  /**
-   * Like {@link #recent(String, RunStatus, RunKind, Instant, Map, int)}, among the runs of the
-   * agents {@code grant} permits only: an agent it does not permit has no runs.
+   * kinds), newest first, among the runs of the agents {@code grant} permits only; {@code labels}
+   * keeps the runs that carry every one.
    */
   public List<RunRecord> recent(
       AgentGrant grant,
@@ -233,14 +190,7 @@ public final class RunService {
       Instant since,
       Map<String, String> labels,
       int limit) {
-    if (agent != null) {
-      return grant.permits(agent)
-          ? store.runs().recent(agent, status, kind, since, labels, limit)
-          : List.of();
-    }
-    return store
-        .runs()
-        .recentAmong(grant.limited() ? grant.named() : null, status, kind, since, labels, limit);
+    return answers.recent(grant, agent, status, kind, since, labels, limit);
   }
 
   /**

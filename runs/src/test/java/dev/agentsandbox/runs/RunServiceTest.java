@@ -244,10 +244,10 @@ class RunServiceTest {
         service.start("team-b", planners, new RunRequest("planner", List.of("ok"), Map.of()));
     assertThat(service.agentOf(runId)).contains("planner");
     assertThat(service.agentOf(helpers)).contains(AGENT);
-    assertThat(service.recent(planners, null, null, null, Map.of(), 10))
+    assertThat(service.recent(planners, null, null, null, null, Map.of(), 10))
         .extracting(RunRecord::runId)
         .containsExactly(runId);
-    assertThat(service.recent(planners, AGENT, null, null, Map.of(), 10)).isEmpty();
+    assertThat(service.recent(planners, AGENT, null, null, null, Map.of(), 10)).isEmpty();
     assertThat(service.agentOf("nosuchrun0000000000a")).isEmpty();
   }
 

@@ -4,25 +4,26 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.backend.ProbeCache;
+import dev.agentsandbox.backend.SandboxBackend;
 import dev.agentsandbox.mcp.McpHttpHandler;
 import dev.agentsandbox.mcp.OriginCheck;
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.SandboxConfig;
+import dev.agentsandbox.policy.governance.GovernedDocument;
 import dev.agentsandbox.runs.ArtifactRetention;
 import dev.agentsandbox.runs.ConfigSource;
 import dev.agentsandbox.runs.Reaper;
 import dev.agentsandbox.runs.RunService;
+import dev.agentsandbox.runs.json.Json;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
 import dev.agentsandbox.server.config.ProposalEndpoints;
 import dev.agentsandbox.server.evidence.ChangeImpacts;
 import dev.agentsandbox.server.evidence.EgressEvidence;
 import dev.agentsandbox.server.governance.GovernedConfigs;
-import dev.agentsandbox.server.governance.GovernedDocument;
 import dev.agentsandbox.server.http.ApiHandler;
 import dev.agentsandbox.server.http.Authenticator;
 import dev.agentsandbox.server.http.ErrorMapper;
-import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Route;
 import dev.agentsandbox.server.http.Router;
 import dev.agentsandbox.server.http.ServerLimits;
@@ -36,7 +37,9 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -46,8 +49,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The control plane's composition root: wires the store into the admin API and serves it on the
- * JDK's HTTP server, one virtual thread per request. The caller owns the store.
+ * The control plane's composition: wires the store and the parts a {@link RunWiring} hands it (the
+ * backends, made by whoever starts the server: {@code serve} or a test) into the run service and
+ * the admin API, and serves it on the JDK's HTTP server, one virtual thread per request. The caller
+ * owns the store; the server closes the backends at its close (docs/architecture.md, "Who
+ * composes").
  */
 public final class AgentSandboxServer implements AutoCloseable {
   /** Bodies larger than this are refused with 413; configuration documents are far smaller. */
@@ -222,10 +228,10 @@ public final class AgentSandboxServer implements AutoCloseable {
                   retention.ifPresent(ArtifactRetention::sweep);
                 });
     metrics.warmPool(runs::warmSandboxes, runs::warmOutcomes);
-    for (dev.agentsandbox.backend.SandboxBackend backend : wiring.backends()) {
-      if (backend instanceof dev.agentsandbox.backend.docker.DockerBackend docker) {
-        metrics.proxyPool(docker::proxyPoolCounts);
-      }
+    List<SandboxBackend> pooling =
+        wiring.backends().stream().filter(b -> !b.proxyPoolCounts().isEmpty()).toList();
+    if (!pooling.isEmpty()) {
+      metrics.proxyPool(() -> proxyPoolCounts(pooling));
     }
     ScheduledExecutorService warming =
         Executors.newSingleThreadScheduledExecutor(
@@ -244,6 +250,15 @@ public final class AgentSandboxServer implements AutoCloseable {
     http.start();
     return new AgentSandboxServer(
         http, executor, runs, runExecutor, reaping, warming, router, wiring.backends(), probes);
+  }
+
+  /** The proxy pools' counts summed over the backends that keep one, for {@code /metrics}. */
+  private static Map<String, Long> proxyPoolCounts(List<SandboxBackend> pooling) {
+    Map<String, Long> sum = new LinkedHashMap<>();
+    for (SandboxBackend backend : pooling) {
+      backend.proxyPoolCounts().forEach((key, n) -> sum.merge(key, n, Long::sum));
+    }
+    return sum;
   }
 
   /** Every route served, for the tests that hold the route table and the OpenAPI document equal. */
@@ -301,12 +316,9 @@ public final class AgentSandboxServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    // The Docker backend's proxy pool: standbys no run took are removed.
-    for (dev.agentsandbox.backend.SandboxBackend backend : backends) {
-      if (backend instanceof dev.agentsandbox.backend.docker.DockerBackend docker) {
-        docker.close();
-      }
-    }
+    // What the backends hold beside their runs (the Docker backend's proxy pool: standbys no run
+    // took are removed).
+    RunWiring.close(backends);
     runExecutor.shutdownNow();
     executor.close();
   }

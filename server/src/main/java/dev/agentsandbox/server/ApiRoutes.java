@@ -1,5 +1,6 @@
 package dev.agentsandbox.server;
 
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.server.audit.AuditEndpoints;
 import dev.agentsandbox.server.config.ConfigEndpoints;
 import dev.agentsandbox.server.config.ProposalEndpoints;

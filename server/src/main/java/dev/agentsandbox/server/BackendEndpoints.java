@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.ProbeCache;
 import dev.agentsandbox.backend.SandboxBackend;
-import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.runs.json.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
 import java.time.Instant;

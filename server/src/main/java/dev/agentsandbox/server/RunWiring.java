@@ -57,6 +57,26 @@ public record RunWiring(
     return new RunWiring(backends, operator, settings, reaping, contract);
   }
 
+  /**
+   * Releases what each backend holds beside its runs ({@link SandboxBackend#close}: the Docker
+   * backend's proxy-pool standbys), for a composition whose backends no server took (a start
+   * refused after they were made); a server closes its own at its close.
+   */
+  public void closeBackends() {
+    close(backends);
+  }
+
+  /** Closes each backend; one backend's failure is logged and the others are still closed. */
+  static void close(List<SandboxBackend> backends) {
+    for (SandboxBackend backend : backends) {
+      try {
+        backend.close();
+      } catch (RuntimeException e) {
+        LOG.warn("releasing the {} backend: {}", backend.name(), e.getMessage());
+      }
+    }
+  }
+
   /** No backends: every run is refused as backend_unavailable; config and audit still work. */
   public static RunWiring none(String instanceId) {
     return new RunWiring(

@@ -3,7 +3,7 @@ package dev.agentsandbox.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.agentsandbox.server.http.Json;
+import dev.agentsandbox.runs.json.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
 import dev.agentsandbox.store.TokenInfo;

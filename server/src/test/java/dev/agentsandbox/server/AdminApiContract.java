@@ -3,6 +3,7 @@ package dev.agentsandbox.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.server.ApiClient.Answer;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.policy.config.AgentGrant;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.runs.OperatorEgress;
 import dev.agentsandbox.runs.RunContractServices;
 import dev.agentsandbox.runs.RunSettings;

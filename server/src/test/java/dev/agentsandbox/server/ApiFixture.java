@@ -1,5 +1,6 @@
 package dev.agentsandbox.server;
 
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.store.Store;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -3,6 +3,7 @@ package dev.agentsandbox.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.VerifyResult;

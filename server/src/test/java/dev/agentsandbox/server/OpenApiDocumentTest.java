@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.server.ApiClient.Answer;
 import dev.agentsandbox.server.OpenApiContract.Exchange;
 import dev.agentsandbox.server.http.Route;

@@ -90,7 +90,7 @@ public final class TokenStore {
    * Creates a token that may see and touch only the agents {@code agents} grants, and appends
    * {@link TokenAudit#CREATE} (its name, scopes, agents and expiry, never the secret) in the same
    * transaction: both or neither. Which scopes a limited token may hold is the caller's rule (the
-   * server's {@code Scopes}); the store keeps what it is given.
+   * {@code policy.config.Scopes}); the store keeps what it is given.
    *
    * @param actor who asked (the API token's name, or the CLI's {@code cli:USER}); null for no row
    * @throws TokenNameTakenException when an unrevoked, unexpired token already has {@code name}

@@ -28,7 +28,7 @@ import java.util.function.Predicate;
  * the run's egress proxy on it and on a network that leads out, and the workload on the private
  * network only, under gVisor when the daemon has {@code runsc}. See docs/backends/docker.md.
  */
-public final class DockerBackend implements SandboxBackend, AutoCloseable {
+public final class DockerBackend implements SandboxBackend {
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(DockerBackend.class);
 
@@ -119,6 +119,7 @@ public final class DockerBackend implements SandboxBackend, AutoCloseable {
    * The proxy pool's counts for {@code /metrics}: {@code ready} now, and {@code created}, {@code
    * taken}, {@code failed}, {@code expired} since start (all 0 without a pool).
    */
+  @Override
   public Map<String, Long> proxyPoolCounts() {
     return pool.counts();
   }

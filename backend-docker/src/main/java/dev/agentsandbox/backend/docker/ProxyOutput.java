@@ -4,6 +4,7 @@ import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.StreamType;
 import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.policy.config.ProxyLines;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -17,11 +18,6 @@ import java.util.concurrent.TimeUnit;
  * when the proxy fails to start.
  */
 final class ProxyOutput extends ResultCallback.Adapter<Frame> {
-  static final String READY_LINE = "agent-sandbox proxy ready on ";
-
-  /** What a proxy started awaiting its policy prints instead (deliberately without "ready on"). */
-  static final String AWAITING_LINE = "agent-sandbox proxy awaiting its policy on stdin";
-
   private static final int KEPT_ERROR_LINES = 8;
   private static final int MAX_LINE = 64 * 1024;
 
@@ -68,10 +64,10 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
       dev.agentsandbox.policy.config.ProxyPolicy.caCertificate(line).ifPresent(pem -> caPem = pem);
       return;
     }
-    if (line.contains(READY_LINE)) {
+    if (line.contains(ProxyLines.READY)) {
       ready.countDown();
     }
-    if (line.contains(AWAITING_LINE)) {
+    if (line.contains(ProxyLines.AWAITING_POLICY)) {
       awaiting.countDown();
     }
     synchronized (lastErrors) {

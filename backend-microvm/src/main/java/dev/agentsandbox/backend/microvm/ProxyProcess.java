@@ -2,6 +2,7 @@ package dev.agentsandbox.backend.microvm;
 
 import dev.agentsandbox.backend.SandboxException;
 import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.policy.config.ProxyLines;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,7 +20,6 @@ import java.util.concurrent.TimeUnit;
  * for messages. Thread-safe.
  */
 final class ProxyProcess {
-  static final String READY_LINE = "agent-sandbox proxy ready on ";
   private static final int KEPT_ERROR_LINES = 8;
 
   private final Process process;
@@ -76,7 +76,7 @@ final class ProxyProcess {
       dev.agentsandbox.policy.config.ProxyPolicy.caCertificate(line).ifPresent(pem -> caPem = pem);
       return;
     }
-    if (line.contains(READY_LINE)) {
+    if (line.contains(ProxyLines.READY)) {
       ready.countDown();
     }
     synchronized (lastErrors) {

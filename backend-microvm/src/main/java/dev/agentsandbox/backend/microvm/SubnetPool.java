@@ -1,8 +1,7 @@
 package dev.agentsandbox.backend.microvm;
 
-import java.net.Inet4Address;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import dev.agentsandbox.policy.net.Cidr;
+import dev.agentsandbox.policy.net.IpLiteral;
 
 /**
  * An IPv4 range cut into /30 slots, one per VM: the slot's first usable address is the tap's (the
@@ -15,40 +14,32 @@ record SubnetPool(long base, int slots) {
   /** Parses {@code a.b.c.d/len} with {@code 16 <= len <= 28}, aligned to its length. */
   static SubnetPool parse(String cidr) {
     String[] parts = cidr.split("/", 2);
-    if (parts.length != 2) {
-      throw new IllegalArgumentException("subnet pool must be a.b.c.d/len: " + cidr);
-    }
+    byte[] address;
     int length;
     try {
-      length = Integer.parseInt(parts[1]);
-    } catch (NumberFormatException e) {
+      address = parts.length == 2 ? IpLiteral.parse(parts[0]) : new byte[0];
+      length = Integer.parseInt(parts.length == 2 ? parts[1] : "");
+    } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("subnet pool must be a.b.c.d/len: " + cidr, e);
+    }
+    if (address.length != 4) {
+      throw new IllegalArgumentException("subnet pool must be a.b.c.d/len: " + cidr);
     }
     if (length < 16 || length > 28) {
       throw new IllegalArgumentException("subnet pool prefix must be /16 to /28: " + cidr);
     }
-    long base = toLong(parts[0], cidr);
-    long size = 1L << (32 - length);
-    if (base % size != 0) {
-      throw new IllegalArgumentException("subnet pool is not aligned to its prefix: " + cidr);
-    }
-    return new SubnetPool(base, (int) (size / 4));
-  }
-
-  private static long toLong(String dotted, String cidr) {
-    if (!dotted.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}")) {
-      throw new IllegalArgumentException("subnet pool must be a.b.c.d/len: " + cidr);
-    }
+    Cidr block;
     try {
-      byte[] bytes = ((Inet4Address) InetAddress.getByName(dotted)).getAddress();
-      long value = 0;
-      for (byte b : bytes) {
-        value = (value << 8) | (b & 0xff);
-      }
-      return value;
-    } catch (UnknownHostException | ClassCastException e) {
-      throw new IllegalArgumentException("subnet pool must be a.b.c.d/len: " + cidr, e);
+      // With an IPv4 address and a length in range, the block refuses only set host bits.
+      block = new Cidr(IpLiteral.toAddress(address), length);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("subnet pool is not aligned to its prefix: " + cidr, e);
     }
+    long base = 0;
+    for (byte octet : block.network().getAddress()) {
+      base = (base << 8) | (octet & 0xff);
+    }
+    return new SubnetPool(base, (int) ((1L << (32 - length)) / 4));
   }
 
   static String dotted(long value) {

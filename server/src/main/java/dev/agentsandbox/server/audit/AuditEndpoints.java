@@ -1,9 +1,9 @@
 package dev.agentsandbox.server.audit;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.runs.json.Json;
 import dev.agentsandbox.server.http.ApiException;
 import dev.agentsandbox.server.http.Echo;
-import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
 import dev.agentsandbox.store.AuditHead;

@@ -1,6 +1,6 @@
 package dev.agentsandbox.server.http;
 
-import dev.agentsandbox.server.Scopes;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.store.TokenInfo;
 import dev.agentsandbox.store.TokenStore;
 import java.util.Map;

@@ -2,8 +2,8 @@ package dev.agentsandbox.server.run;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.credentials.JwtIssuer;
+import dev.agentsandbox.runs.json.Json;
 import dev.agentsandbox.server.http.ApiException;
-import dev.agentsandbox.server.http.Json;
 import dev.agentsandbox.server.http.Request;
 import dev.agentsandbox.server.http.Response;
 import java.util.Optional;

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.server.AgentSandboxServer;
-import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import java.io.IOException;
 import java.net.InetAddress;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.net.Reason;
 import dev.agentsandbox.runs.OperatorEgress;
@@ -12,7 +13,6 @@ import dev.agentsandbox.runs.local.LocalSessionBackend;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
-import dev.agentsandbox.server.Scopes;
 import dev.agentsandbox.store.Store;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

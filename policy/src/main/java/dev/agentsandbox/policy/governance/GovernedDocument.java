@@ -1,4 +1,4 @@
-package dev.agentsandbox.server.governance;
+package dev.agentsandbox.policy.governance;
 
 import dev.agentsandbox.policy.config.EgressPolicy;
 import dev.agentsandbox.policy.config.Loosening;

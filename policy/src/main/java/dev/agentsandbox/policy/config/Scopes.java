@@ -1,11 +1,15 @@
-package dev.agentsandbox.server;
+package dev.agentsandbox.policy.config;
 
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
-/** The token scopes the API knows. */
+/**
+ * The token scopes the API knows, and which of them a token limited to agents may hold: the server
+ * checks them on every request, and {@code token create} on the command line refuses an unknown or
+ * instance-wide one before it writes a token.
+ */
 public final class Scopes {
   /** Read configuration and policy. */
   public static final String READ = "agent_sandbox.read";

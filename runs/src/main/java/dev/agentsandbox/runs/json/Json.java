@@ -1,4 +1,4 @@
-package dev.agentsandbox.server.http;
+package dev.agentsandbox.runs.json;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -9,7 +9,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.UncheckedIOException;
 
-/** The server's JSON settings: strict parsing, exact numbers. */
+/**
+ * The admin API's JSON settings, strict parsing and exact numbers: the server reads every request
+ * body with them, and the command line reads a governed document back with them before it computes
+ * what a change loosens, so both see the same values.
+ */
 public final class Json {
   private Json() {}
 
