@@ -221,6 +221,14 @@ if [ -n "$AGENT_SANDBOX_PROXY_AWAIT" ]; then
 fi
 printf '%s' "$AGENT_SANDBOX_PROXY_POLICY" >/tmp/policy.json
 unset AGENT_SANDBOX_PROXY_POLICY
+# A run whose proxy injects credentials: their values, a base64 tar of one file each, become the
+# proxy's own folder (its policy's credentials_dir) on its tmpfs, never the workload's. Optional,
+# so a backend older than inspection starts this image as before.
+if [ -n "$AGENT_SANDBOX_PROXY_CREDENTIALS" ]; then
+  mkdir -m 0700 /tmp/proxy-credentials
+  printf '%s' "$AGENT_SANDBOX_PROXY_CREDENTIALS" | base64 -d | tar -x -C /tmp/proxy-credentials
+fi
+unset AGENT_SANDBOX_PROXY_CREDENTIALS
 exec /opt/java/bin/java $PROXY_JVM_FLAGS -XX:AOTCache=/opt/proxy/proxy.aot \
   -jar /opt/proxy/agent-sandbox-proxy.jar --policy /tmp/policy.json "$@"
 SH
@@ -254,7 +262,9 @@ SH
 # hundred connections need a few MiB of heap (the heap cap stays at 70 % of the container limit);
 # C1 only, one compiler thread, a small code cache, 512 KiB thread stacks; the C heap trimmed every
 # 2 s (the compiler's arenas freed after start stay mapped otherwise: about 6 MiB of an idle proxy).
-PROXY_JVM_FLAGS="-XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k -XX:MaxRAMPercentage=70 -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=24m -XX:TrimNativeHeapInterval=2000"
+# No attach mechanism: no process, whatever its uid, can attach a tool to dump the proxy's heap (where
+# an inspecting proxy holds its run CA's key).
+PROXY_JVM_FLAGS="-XX:+DisableAttachMechanism -XX:-UsePerfData -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -Xss512k -XX:MaxRAMPercentage=70 -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=24m -XX:TrimNativeHeapInterval=2000"
 
 # Writes the JDK's AOT cache of the proxy (classes loaded and linked, JDK 24+ JEP 483) into the
 # root filesystem: a training run inside a staging image, so that the java binary and the jar have

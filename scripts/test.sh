@@ -67,9 +67,12 @@ fi
 # the IT's own 20, and its microVM column (MicroVmClientCompatibilityIT, one VM under emulation,
 # well under a minute a round since the fence refuses the direct attempts rather than dropping
 # them) AGENT_SANDBOX_COMPAT_VM_ROUNDS times (3 by default); the full form is
-# AGENT_SANDBOX_COMPAT_ROUNDS=20 AGENT_SANDBOX_COMPAT_VM_ROUNDS=20 (docs/reliability.md).
+# AGENT_SANDBOX_COMPAT_ROUNDS=20 AGENT_SANDBOX_COMPAT_VM_ROUNDS=20 (docs/reliability.md). Its
+# inspected-hosts form (InspectCompatibilityIT, one sandbox per runtime) runs each cell
+# AGENT_SANDBOX_COMPAT_INSPECT_ROUNDS times (2 by default; the IT's own default is 5).
 ./mvnw -B -ntp verify -Dasb.compat.rounds="${AGENT_SANDBOX_COMPAT_ROUNDS:-3}" \
-  -Dasb.compat.vm.rounds="${AGENT_SANDBOX_COMPAT_VM_ROUNDS:-3}" "$@"
+  -Dasb.compat.vm.rounds="${AGENT_SANDBOX_COMPAT_VM_ROUNDS:-3}" \
+  -Dasb.compat.inspect.rounds="${AGENT_SANDBOX_COMPAT_INSPECT_ROUNDS:-2}" "$@"
 
 # The Python client (clients/python, standard library only) against a real serve started by its
 # tests from the jar verify just packaged; Debian's pytest runs them.

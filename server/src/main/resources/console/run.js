@@ -152,6 +152,15 @@ function showState(el, run) {
   replace(el, h("dl", { class: "meta", "data-status": run.status }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])));
 }
 
+// On an inspected host a decision has the request's normalised path (shown after the host), the
+// upstream's status and the name of the credential the proxy set (never its value).
+function inspected(d) {
+  const parts = [];
+  if (d.status !== undefined && d.status !== null) parts.push("status " + d.status);
+  if (d.credential) parts.push("credential " + visible(d.credential) + " set by the proxy");
+  return parts.join(", ");
+}
+
 function showEgress(el, run) {
   const rows = (run.egress || []).map((d) =>
     h(
@@ -159,10 +168,10 @@ function showEgress(el, run) {
       { class: d.decision === "deny" ? "deny" : "allow" },
       h("td", { title: time(d.time) }, time(d.time).slice(11)),
       h("td", {}, badge(d.decision, d.decision === "deny" ? "bad" : "ok")),
-      h("td", {}, h("code", {}, d.host + ":" + d.port)),
+      h("td", {}, h("code", {}, d.host + ":" + d.port + (d.path ? visible(d.path) : ""))),
       h("td", {}, d.method || "—"),
       h("td", {}, d.reason || "—"),
-      h("td", { class: "detail" }, d.detail || (d.address ? "→ " + d.address : "")),
+      h("td", { class: "detail" }, inspected(d) || d.detail || (d.address ? "→ " + d.address : "")),
     ),
   );
   const note = run.egress_complete === false ? h("p", { class: "hint" }, "Not every decision is listed (" + (run.egress_not_listed || "some") + " more were made; the audit log holds every refusal).") : null;

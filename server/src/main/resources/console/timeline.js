@@ -108,7 +108,16 @@ function eventSummary(e) {
       return "launched " + visible(d.command ? d.command.join(" ") : "") + " on " + (d.backend || "?");
     case EVENTS.EGRESS_ALLOW:
     case EVENTS.EGRESS_DENY:
-      return (e.type === EVENTS.EGRESS_DENY ? "denied " : "allowed ") + (d.host || "?") + ":" + (d.port || "?") + (d.reason ? " — " + d.reason : "");
+      return (
+        (e.type === EVENTS.EGRESS_DENY ? "denied " : "allowed ") +
+        (d.host || "?") + ":" + (d.port || "?") +
+        // An inspected host's request: its method and normalised path, the upstream's status and
+        // the name (never the value) of the credential the proxy set.
+        (d.path ? " " + (d.method || "") + " " + visible(d.path) : "") +
+        (d.reason ? " — " + d.reason : "") +
+        (d.status !== undefined && d.status !== null ? ", status " + d.status : "") +
+        (d.credential ? ", credential " + visible(d.credential) : "")
+      );
     case EVENTS.EGRESS_DENY_COUNTED:
       return "denied " + d.count + " more, counted (" + time(d.first_at) + " to " + time(d.last_at) + ")";
     case EVENTS.KILL:

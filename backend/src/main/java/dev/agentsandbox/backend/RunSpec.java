@@ -1,5 +1,6 @@
 package dev.agentsandbox.backend;
 
+import dev.agentsandbox.policy.config.Injection;
 import dev.agentsandbox.policy.config.OutputLimits;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
@@ -175,6 +176,32 @@ public record RunSpec(
         runLabels,
         credentials,
         caps);
+  }
+
+  /**
+   * The credentials as the workload gets them: every one the agent names, but those the proxy
+   * injects ({@link RunEgress#proxyHeldCredentials()}) hold {@link Injection#PLACEHOLDER} instead
+   * of their value, so that the sandbox never holds them (docs/runs.md, "Inspected hosts").
+   */
+  public List<RunCredential> workloadCredentials() {
+    java.util.Set<String> held = egress.proxyHeldCredentials();
+    return credentials.stream()
+        .map(
+            c ->
+                held.contains(c.name())
+                    ? new RunCredential(c.name(), Injection.PLACEHOLDER, c.env(), c.expiresAt())
+                    : c)
+        .toList();
+  }
+
+  /**
+   * The credentials the run's proxy injects, with their values: what a backend writes into the
+   * proxy's own credentials folder ({@link dev.agentsandbox.policy.config.InspectPolicy}), never
+   * into the sandbox.
+   */
+  public List<RunCredential> proxyCredentials() {
+    java.util.Set<String> held = egress.proxyHeldCredentials();
+    return credentials.stream().filter(c -> held.contains(c.name())).toList();
   }
 
   /**

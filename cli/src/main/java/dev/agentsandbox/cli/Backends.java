@@ -46,7 +46,7 @@ final class Backends {
   static RunWiring wiring(ServeCommand options, String storeIdentity, PrintWriter out) {
     String instance = instanceId(options.instanceId);
     RunSettings settings = settings(options, instance);
-    OperatorEgress operator = operator(options.proxyHosts);
+    OperatorEgress operator = operator(options.proxyHosts, options.inspectUpstreamCa);
     List<SandboxBackend> backends = new ArrayList<>();
     if (!options.microvmAccel.equals("off")) {
       if (!options.microvmAccel.equals("kvm") && !options.microvmAccel.equals("tcg")) {
@@ -225,6 +225,47 @@ final class Backends {
   }
 
   static OperatorEgress operator(List<String> proxyHosts) {
+    return operator(proxyHosts, null);
+  }
+
+  /**
+   * The operator's egress settings; {@code upstreamCa}, when given, must be a readable file of PEM
+   * certificates (it is checked here, at start, not at a run's launch).
+   */
+  static OperatorEgress operator(List<String> proxyHosts, java.nio.file.Path upstreamCa) {
+    java.util.Optional<String> pem = java.util.Optional.empty();
+    if (upstreamCa != null) {
+      String text;
+      try {
+        text =
+            java.nio.file.Files.readString(upstreamCa, java.nio.charset.StandardCharsets.US_ASCII);
+      } catch (java.io.IOException e) {
+        throw new IllegalArgumentException(
+            "--inspect-upstream-ca " + upstreamCa + ": cannot be read (" + e.getMessage() + ")", e);
+      }
+      try {
+        if (java.security.cert.CertificateFactory.getInstance("X.509")
+            .generateCertificates(
+                new java.io.ByteArrayInputStream(
+                    text.getBytes(java.nio.charset.StandardCharsets.US_ASCII)))
+            .isEmpty()) {
+          throw new java.security.cert.CertificateException("no certificate in it");
+        }
+      } catch (java.security.cert.CertificateException e) {
+        throw new IllegalArgumentException(
+            "--inspect-upstream-ca "
+                + upstreamCa
+                + ": not PEM certificates ("
+                + e.getMessage()
+                + ")",
+            e);
+      }
+      pem = java.util.Optional.of(text);
+    }
+    return new OperatorEgress(hostsOf(proxyHosts), pem);
+  }
+
+  private static Map<String, List<String>> hostsOf(List<String> proxyHosts) {
     Map<String, List<String>> hosts = new LinkedHashMap<>();
     for (String mapping : proxyHosts) {
       int eq = mapping.indexOf('=');
@@ -245,7 +286,7 @@ final class Backends {
       }
       hosts.put(mapping.substring(0, eq).toLowerCase(java.util.Locale.ROOT), addresses);
     }
-    return new OperatorEgress(hosts);
+    return hosts;
   }
 
   private static String instanceId(String option) {

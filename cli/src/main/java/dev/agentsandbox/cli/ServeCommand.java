@@ -70,6 +70,14 @@ final class ServeCommand implements Callable<Integer> {
   List<String> proxyHosts = new ArrayList<>();
 
   @Option(
+      names = "--inspect-upstream-ca",
+      paramLabel = "FILE",
+      description =
+          "PEM certificates every run's proxy verifies inspected hosts with instead of the"
+              + " system's trust store (an organisation's own CA)")
+  java.nio.file.Path inspectUpstreamCa;
+
+  @Option(
       names = "--proxy-image",
       paramLabel = "IMAGE",
       description = "The egress proxy image each sandbox gets (default: ${DEFAULT-VALUE})",

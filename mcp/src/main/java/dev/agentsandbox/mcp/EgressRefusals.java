@@ -82,13 +82,30 @@ final class EgressRefusals {
       case CONNECT_TIMEOUT -> "the host did not accept the connection in time.";
       case CONNECT_FAILED -> "the host refused or reset the connection.";
       case POLICY_PENDING -> "the sandbox's proxy had no policy yet.";
+      case METHOD_NOT_ALLOWED ->
+          "the host is inspected and no rule of the agent's allows this request's method there.";
+      case PATH_NOT_ALLOWED ->
+          "the host is inspected and no rule of the agent's allows this path (or the path could"
+              + " be read two ways: encoded slashes, path parameters, broken escapes).";
+      case AUTHORITY_MISMATCH ->
+          "the request's Host or :authority names another host than the connection was opened"
+              + " for.";
+      case UPSTREAM_CERTIFICATE ->
+          "the inspected host's real certificate did not verify (expired, for another name, or"
+              + " from an authority the proxy does not trust).";
+      case UPSTREAM_TLS -> "the TLS handshake with the inspected host failed.";
     };
   }
 
   /** Whether the same attempt could succeed later: only when the refusal was about the moment. */
   static boolean retryMayHelp(Reason reason) {
     return switch (reason) {
-      case DNS_FAILURE, TOO_MANY_CONNECTIONS, CONNECT_TIMEOUT, CONNECT_FAILED, POLICY_PENDING ->
+      case DNS_FAILURE,
+          TOO_MANY_CONNECTIONS,
+          CONNECT_TIMEOUT,
+          CONNECT_FAILED,
+          POLICY_PENDING,
+          UPSTREAM_TLS ->
           true;
       case ALLOWED,
           NOT_ALLOWED,
@@ -101,7 +118,11 @@ final class EgressRefusals {
           SNI_MISSING,
           BAD_REQUEST,
           UPGRADE_REFUSED,
-          HEADER_TOO_LARGE ->
+          HEADER_TOO_LARGE,
+          METHOD_NOT_ALLOWED,
+          PATH_NOT_ALLOWED,
+          AUTHORITY_MISMATCH,
+          UPSTREAM_CERTIFICATE ->
           false;
     };
   }

@@ -21,6 +21,9 @@ final class Attempt {
   private long bytesUp;
   private long bytesDown;
   private String end;
+  private String path;
+  private Integer status;
+  private String credential;
   private boolean reported;
 
   Attempt(ProxyContext context, String client, String method, String host, int port) {
@@ -46,6 +49,25 @@ final class Attempt {
 
   void address(String checked) {
     this.address = checked;
+  }
+
+  String address() {
+    return address;
+  }
+
+  /** On an inspected host: the request's normalised path, query dropped. */
+  void path(String normalised) {
+    this.path = normalised;
+  }
+
+  /** On an inspected host: the status the upstream answered. */
+  void status(int code) {
+    this.status = code;
+  }
+
+  /** On an inspected host: the name (never the value) of the credential the proxy set. */
+  void credential(String name) {
+    this.credential = name;
   }
 
   void countUp(long bytes) {
@@ -102,6 +124,9 @@ final class Attempt {
                 durationMs,
                 false,
                 reason == Reason.ALLOWED ? end : null,
-                detail));
+                detail,
+                path,
+                reason == Reason.ALLOWED ? status : null,
+                credential));
   }
 }

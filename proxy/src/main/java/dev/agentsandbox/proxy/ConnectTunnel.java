@@ -48,7 +48,21 @@ final class ConnectTunnel {
       Refusals.refuse(client, attempt, decision.reason(), decision.detail());
       return;
     }
+    java.util.Optional<Inspection.Route> route = context.inspected(decision.host());
+    if (route.isPresent()) {
+      // Only an entry that asked for it is terminated; every other host stays an opaque tunnel.
+      new InspectedTunnel(context, client, attempt, reading, route.get(), this::takeEarly).start();
+      return;
+    }
     Dialer.dial(context, client, attempt, new PlaceholderHandler(), this::connected, () -> {});
+  }
+
+  /** The bytes held so far (or null), handed over once; nothing is held after. */
+  private ByteBuf takeEarly() {
+    established = true;
+    CompositeByteBuf held = early;
+    early = null;
+    return held;
   }
 
   /** Bytes (or leftovers of the HTTP decoder) that arrived before the tunnel is up. */

@@ -94,12 +94,25 @@ final class HttpForwarder {
       refuse(Reason.UPGRADE_REFUSED, "protocol upgrades (WebSocket, h2c) are not proxied");
       return;
     }
+    String originForm = target.originForm();
+    java.util.Optional<Inspection.Route> inspected = context.inspected(decision.host());
+    if (inspected.isPresent()) {
+      // Plain HTTP to an inspected host is held to the same rules as its HTTPS (never a way around
+      // them) and sent with its path normalised; no credential is ever set on plain HTTP.
+      Inspection.Verdict verdict = inspected.get().check(request.method().name(), originForm);
+      verdict.path().ifPresent(path -> attempt.path(path.path()));
+      if (verdict.refusal().isPresent()) {
+        refuse(verdict.refusal().get(), verdict.detail());
+        return;
+      }
+      originForm = verdict.path().orElseThrow().forwarded();
+    }
     keepAlive = HttpUtil.isKeepAlive(request);
     clientHttp11 = request.protocolVersion().equals(HttpVersion.HTTP_1_1);
     headRequest = HttpMethod.HEAD.equals(request.method());
     outgoing =
         new DefaultHttpRequest(
-            HttpVersion.HTTP_1_1, request.method(), target.originForm(), request.headers().copy());
+            HttpVersion.HTTP_1_1, request.method(), originForm, request.headers().copy());
     HttpMessages.stripHopByHop(outgoing.headers());
     outgoing
         .headers()

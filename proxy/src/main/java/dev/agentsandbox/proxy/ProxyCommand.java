@@ -89,6 +89,10 @@ public final class ProxyCommand implements Callable<Integer> {
           return EXIT_BAD_INPUT;
         }
       }
+      // The run CA's certificate (public) for the backend to hand the sandbox; never its key.
+      proxy
+          .caCertificatePem()
+          .ifPresent(pem -> err.println(dev.agentsandbox.policy.config.ProxyPolicy.caLine(pem)));
       err.println(ProxyLines.READY + format(proxy.address()));
       proxy.awaitClosed();
       return 0;

@@ -22,6 +22,8 @@ import java.util.Optional;
  * @param runId the run this proxy serves (may be empty)
  * @param metrics where to serve Prometheus metrics, when present
  * @param limits resource limits
+ * @param inspect the hosts whose TLS the proxy terminates, with the values of the credentials it
+ *     injects; empty when every host is an opaque tunnel
  */
 public record ProxyConfig(
     String listenHost,
@@ -34,7 +36,8 @@ public record ProxyConfig(
     Optional<String> decisions,
     String runId,
     Optional<InetSocketAddress> metrics,
-    Limits limits) {
+    Limits limits,
+    Optional<InspectConfig> inspect) {
   public ProxyConfig {
     if (listenHost == null || listenHost.isBlank()) {
       throw new InvalidProxyConfigException("listen: the host is missing (write HOST:PORT)");
@@ -59,5 +62,36 @@ public record ProxyConfig(
           "run_id: at most 128 printable ASCII characters without spaces");
     }
     hosts = hosts.map(Map::copyOf);
+    if (inspect == null) {
+      throw new InvalidProxyConfigException("inspect is required (empty for none)");
+    }
+  }
+
+  /** A configuration that inspects no host. */
+  public ProxyConfig(
+      String listenHost,
+      int listenPort,
+      AllowList allow,
+      Optional<AllowList> instanceAllow,
+      InternalRanges internal,
+      Optional<Map<String, List<InetAddress>>> hosts,
+      Optional<InetSocketAddress> dnsServer,
+      Optional<String> decisions,
+      String runId,
+      Optional<InetSocketAddress> metrics,
+      Limits limits) {
+    this(
+        listenHost,
+        listenPort,
+        allow,
+        instanceAllow,
+        internal,
+        hosts,
+        dnsServer,
+        decisions,
+        runId,
+        metrics,
+        limits,
+        Optional.empty());
   }
 }

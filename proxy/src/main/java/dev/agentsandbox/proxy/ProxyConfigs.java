@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.InvalidHostException;
 import dev.agentsandbox.policy.config.ConfigProblem;
+import dev.agentsandbox.policy.config.Injection;
+import dev.agentsandbox.policy.config.InspectPolicy;
 import dev.agentsandbox.policy.config.InvalidConfigException;
 import dev.agentsandbox.policy.config.ProxyPolicy;
 import dev.agentsandbox.policy.net.InternalRanges;
@@ -51,7 +53,61 @@ final class ProxyConfigs {
                 policy.decisions(),
                 policy.runId().orElse(""),
                 policy.metrics().map(text -> socket(HostPort.parse(text, "metrics"))),
-                limits));
+                limits,
+                policy.inspect().map(ProxyConfigs::inspect)));
+  }
+
+  /**
+   * The inspect section with the value of every credential it injects, each read from its file in
+   * the section's credentials folder (one trailing newline dropped). A message names the credential
+   * and the file, never the value.
+   */
+  static InspectConfig inspect(InspectPolicy section) {
+    if (!section.caExpiresAt().isAfter(java.time.Instant.now())) {
+      throw new InvalidProxyConfigException(
+          "inspect.ca_expires_at: "
+              + section.caExpiresAt()
+              + " has passed (the run's CA would be expired at once)");
+    }
+    Map<String, String> values = new java.util.TreeMap<>();
+    for (var host : section.hosts()) {
+      if (host.inject().isEmpty()) {
+        continue;
+      }
+      String name = host.inject().get().credential();
+      if (values.containsKey(name)) {
+        continue;
+      }
+      Path file = Path.of(section.credentialsDir().orElseThrow(), name);
+      byte[] bytes;
+      try {
+        if (Files.size(file) > 16 * 1024 + 1) {
+          throw new InvalidProxyConfigException(
+              "inspect: credential " + name + " in " + file + " is larger than 16 KiB");
+        }
+        bytes = Files.readAllBytes(file);
+      } catch (IOException e) {
+        throw new InvalidProxyConfigException(
+            "inspect: reading credential "
+                + name
+                + " from "
+                + file
+                + " failed: "
+                + e.getClass().getSimpleName()
+                + " (the backend writes each injected credential there before the proxy starts)");
+      }
+      String value = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+      if (value.endsWith("\n")) {
+        value = value.substring(0, value.length() - 1);
+      }
+      java.util.Optional<String> problem = Injection.valueProblem(value);
+      if (problem.isPresent()) {
+        throw new InvalidProxyConfigException(
+            "inspect: credential " + name + " in " + file + ": " + problem.get());
+      }
+      values.put(name, value);
+    }
+    return new InspectConfig(section, values);
   }
 
   /** The file's JSON, strictly parsed (no trailing tokens, no duplicate keys), then validated. */
@@ -183,7 +239,8 @@ final class ProxyConfigs {
                 fixed.decisions(),
                 policy.runId().orElse(""),
                 fixed.metrics(),
-                fixed.limits()));
+                fixed.limits(),
+                policy.inspect().map(ProxyConfigs::inspect)));
   }
 
   /** The configuration the command-line options (not {@code --policy}) describe. */

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * @param awaitingPolicy true for the state of a proxy started without its policy: every request on
  *     a connection accepted in this state is refused ({@code policy-pending}), before any parsing
  *     of its target, any lookup or any dial
+ * @param inspection the inspected hosts, the run's CA and the upstream TLS context; null when every
+ *     host is an opaque tunnel
  */
 record ProxyContext(
     EgressDecider egress,
@@ -30,7 +32,39 @@ record ProxyContext(
     String runId,
     AtomicInteger openConnections,
     Connector connector,
-    boolean awaitingPolicy) {
+    boolean awaitingPolicy,
+    Inspection inspection) {
+  /** A context inspecting no host. */
+  ProxyContext(
+      EgressDecider egress,
+      AddressPolicy addresses,
+      HostResolver resolver,
+      DecisionLog decisions,
+      ProxyMetrics metrics,
+      Limits limits,
+      String runId,
+      AtomicInteger openConnections,
+      Connector connector,
+      boolean awaitingPolicy) {
+    this(
+        egress,
+        addresses,
+        resolver,
+        decisions,
+        metrics,
+        limits,
+        runId,
+        openConnections,
+        connector,
+        awaitingPolicy,
+        null);
+  }
+
+  /** The route of {@code host} if the proxy inspects it. */
+  java.util.Optional<Inspection.Route> inspected(String host) {
+    return inspection == null ? java.util.Optional.empty() : inspection.route(host);
+  }
+
   /** A context serving a policy. */
   ProxyContext(
       EgressDecider egress,

@@ -118,6 +118,12 @@ public final class ProxyServer implements AutoCloseable {
       HostResolver resolver,
       Set<InetAddress> hostAddresses,
       InetSocketAddress bound) {
+    // The run's CA is made here, when the policy is put in force, and lives in this context only.
+    Inspection inspection =
+        policy
+            .inspect()
+            .map(i -> Inspection.create(i, policy.runId(), java.time.Instant.now()))
+            .orElse(null);
     return new ProxyContext(
         new EgressDecider(policy.allow(), policy.instanceAllow()),
         new AddressPolicy(policy.internal(), hostAddresses, bound),
@@ -128,7 +134,14 @@ public final class ProxyServer implements AutoCloseable {
         policy.runId(),
         from.openConnections(),
         Connector.TCP,
-        false);
+        false,
+        inspection);
+  }
+
+  /** The run CA's certificate (PEM) when the policy in force inspects hosts. */
+  public Optional<String> caCertificatePem() {
+    Inspection inspection = holder.context.inspection();
+    return inspection == null ? Optional.empty() : Optional.of(inspection.caCertificatePem());
   }
 
   /** True until a policy is in force. */

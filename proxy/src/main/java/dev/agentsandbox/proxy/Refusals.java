@@ -31,7 +31,7 @@ final class Refusals {
       case HEADER_TOO_LARGE -> HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE;
       case TOO_MANY_CONNECTIONS -> HttpResponseStatus.SERVICE_UNAVAILABLE;
       case CONNECT_TIMEOUT -> HttpResponseStatus.GATEWAY_TIMEOUT;
-      case CONNECT_FAILED -> HttpResponseStatus.BAD_GATEWAY;
+      case CONNECT_FAILED, UPSTREAM_CERTIFICATE, UPSTREAM_TLS -> HttpResponseStatus.BAD_GATEWAY;
       default -> HttpResponseStatus.FORBIDDEN;
     };
   }

@@ -77,6 +77,14 @@ public final class RunningProxy implements AutoCloseable {
     }
   }
 
+  /**
+   * The certificate (PEM) of the CA the proxy made for its run, when its policy inspects hosts: the
+   * one thing of it the sandbox is given. Its key never leaves the proxy.
+   */
+  public java.util.Optional<String> caCertificatePem() {
+    return server.caCertificatePem();
+  }
+
   /** True while no policy is in force. */
   public boolean awaitingPolicy() {
     return server.awaitingPolicy();

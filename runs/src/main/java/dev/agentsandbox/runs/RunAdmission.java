@@ -368,7 +368,12 @@ final class RunAdmission {
         request.command(),
         request.env(),
         new RunEgress(
-            agent.allow(), rule.allow(), List.copyOf(agent.internal().values()), operator.hosts()),
+            agent.allow(),
+            rule.allow(),
+            List.copyOf(agent.internal().values()),
+            operator.hosts(),
+            List.copyOf(agent.inspect().values()),
+            operator.upstreamCa()),
         agent.resources(),
         ttl,
         expiresAt,

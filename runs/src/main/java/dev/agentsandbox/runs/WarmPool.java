@@ -273,7 +273,9 @@ final class WarmPool {
     Selection selection = null;
     for (Map.Entry<String, AgentSettings> entry : config.agents().entrySet()) {
       AgentSettings agent = entry.getValue();
-      if (agent.warm() == 0) {
+      // An agent that inspects hosts gets no warm sandbox: its proxy's CA and the credentials it
+      // injects are made for each run, not before anyone asked.
+      if (agent.warm() == 0 || !agent.inspect().isEmpty()) {
         continue;
       }
       if (selection == null) {

@@ -435,6 +435,63 @@ abstract class AdminApiContract {
   }
 
   @Test
+  void aNarrowerInspectionRuleIsATighteningAndAnInjectionAWeakening() {
+    String agent =
+        "{%s\"enabled\": true, \"agents\": {\"helper\": {\"allow\": [\"api.github.com\"],"
+            + " \"credentials\": {\"github\": {\"source\": \"run-token\"}},"
+            + " \"inspect\": {\"api.github.com\": %s}}}}";
+    Answer first =
+        api.client.put(
+            CONFIG,
+            api.admin,
+            String.format(
+                agent, "\"reason\": \"CHG-1\", ", "{\"rules\": [\"GET,HEAD /repos/acme/**\"]}"));
+    assertThat(first.status()).as(first.body()).isEqualTo(200);
+    assertThat(first.json().at("/agents/helper/inspect/api.github.com/rules/0").asText())
+        .isEqualTo("GET,HEAD /repos/acme/**");
+    // Narrowing the rule lets less through: configure alone suffices.
+    Answer narrowed =
+        api.client.put(
+            CONFIG,
+            api.configurer,
+            String.format(agent, "", "{\"rules\": [\"GET /repos/acme/widgets/**\"]}"),
+            "If-Match",
+            "\"1\"");
+    assertThat(narrowed.status()).as(narrowed.body()).isEqualTo(200);
+    // Injecting the credential sets it on every request to the host: a weakening.
+    Answer injected =
+        api.client.put(
+            CONFIG,
+            api.configurer,
+            String.format(
+                agent,
+                "",
+                "{\"rules\": [\"GET /repos/acme/widgets/**\"], \"credential\": \"github\"}"),
+            "If-Match",
+            "\"2\"");
+    assertThat(injected.status()).isEqualTo(403);
+    assertThat(injected.json().get("loosenings").findValuesAsText("kind"))
+        .containsExactly("injection_added");
+    assertThat(injected.json().get("loosenings").findValuesAsText("path"))
+        .containsExactly("agents.helper.inspect[\"api.github.com\"].credential");
+  }
+
+  @Test
+  void anInspectedHostThatIsNotAllowedIsRefusedAtItsPath() {
+    Answer answer =
+        api.client.put(
+            CONFIG,
+            api.admin,
+            "{\"agents\": {\"helper\": {\"allow\": [\"pypi.org\"],"
+                + " \"inspect\": {\"*.github.com\": {}, \"api.github.com\": {\"rules\":"
+                + " [\"GET repos\"]}}}}}");
+    assertThat(answer.status()).isEqualTo(400);
+    assertThat(answer.json().get("problems").findValuesAsText("path"))
+        .containsExactlyInAnyOrder(
+            "agents.helper.inspect[\"*.github.com\"]", "agents.helper.inspect[\"api.github.com\"]");
+  }
+
+  @Test
   void movingAnAgentToAnUnrestrictedScopeIsALoosening() {
     api.client.put(
         EGRESS, api.admin, "{\"scopes\": {\"helper\": {\"allow\": [\"api.vendor.com\"]}}}");

@@ -58,7 +58,7 @@ class GovernanceAnswersTest {
           + "\"resources\":{\"cpus\":1,\"memory_mb\":512,\"pids\":256},\"scope\":\"helper\","
           + "\"ttl_seconds\":900,\"credentials\":{},"
           + "\"outputs\":{\"max_bytes\":16777216,\"max_files\":100},\"internal\":{},\"warm\":0,"
-          + "\"sessions\":{\"max_file_bytes\":67108864,\"max_stdin_bytes\":262144}}}}";
+          + "\"inspect\":{},\"sessions\":{\"max_file_bytes\":67108864,\"max_stdin_bytes\":262144}}}}";
 
   @TempDir Path dir;
   ApiFixture api;

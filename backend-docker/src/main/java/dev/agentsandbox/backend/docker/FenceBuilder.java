@@ -4,7 +4,6 @@ import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.SandboxException;
 import dev.agentsandbox.backend.SandboxListener;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * Creates what a sandbox has before its workload ({@link FenceObjects}): the volumes, the fence and
@@ -44,7 +43,7 @@ final class FenceBuilder {
       LaunchSteps steps) {
     // Both blocks before anything is created: an exhausted pool refuses the sandbox cleanly.
     objects.allocateBlocks(SubnetPool.BLOCKS_PER_RUN);
-    for (VolumeSpec volume : List.of(fence.workspace(), fence.credentials())) {
+    for (VolumeSpec volume : fence.volumes()) {
       objects.volume(volume.name());
       steps.run(
           "creating volume " + volume.name(), () -> DockerCommands.createVolume(client, volume));

@@ -30,6 +30,7 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
   // Our own: docker-java's awaitCompletion(timeout) closes the stream when it returns, so it cannot
   // be used to ask "has the output ended yet?".
   private final CountDownLatch ended = new CountDownLatch(1);
+  private volatile String caPem;
 
   ProxyOutput(SandboxListener listener) {
     this.listener = listener;
@@ -56,6 +57,11 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
     }
     if (isOut) {
       listener.onEgressDecision(line.strip());
+      return;
+    }
+    if (line.startsWith(dev.agentsandbox.policy.config.ProxyPolicy.CA_LINE)) {
+      // The run CA's certificate (public), announced once before the ready line.
+      dev.agentsandbox.policy.config.ProxyPolicy.caCertificate(line).ifPresent(pem -> caPem = pem);
       return;
     }
     if (line.contains(ProxyLines.READY)) {
@@ -111,6 +117,11 @@ final class ProxyOutput extends ResultCallback.Adapter<Frame> {
    */
   boolean awaitAwaiting(long millis) throws InterruptedException {
     return awaitLine(awaiting, millis);
+  }
+
+  /** The run CA's certificate (PEM) the proxy announced, if its policy inspects hosts. */
+  java.util.Optional<String> caCertificate() {
+    return java.util.Optional.ofNullable(caPem);
   }
 
   /** Whether the proxy has printed its ready line, i.e. it applied a policy. */

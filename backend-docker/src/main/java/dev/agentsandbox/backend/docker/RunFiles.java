@@ -65,7 +65,8 @@ final class RunFiles {
     String[] ids = config.workloadUser().split(":", 2);
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
-      for (RunCredential credential : spec.credentials()) {
+      // A credential the proxy injects goes in as its placeholder: its value is the proxy's alone.
+      for (RunCredential credential : spec.workloadCredentials()) {
         byte[] value = credential.value().getBytes(StandardCharsets.UTF_8);
         TarArchiveEntry entry = new TarArchiveEntry(credential.name());
         entry.setMode(0100400);

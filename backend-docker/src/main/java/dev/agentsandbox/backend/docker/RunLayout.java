@@ -4,13 +4,11 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Labels;
-import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.RunContract;
 import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.SandboxPlan;
 import dev.agentsandbox.policy.config.ProxyPolicy;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -103,7 +101,8 @@ final class RunLayout {
    *     the image's {@code sleep}, which ends by itself, and it holds the step runner, {@link
    *     SessionRunner}); empty when the run's command is the workload's process
    * @param objectsId the id the volumes, networks and proxy are named after: the run's own, or the
-   *     proxy-pool standby's the run is built on
+   *     proxy-pool standby's the run is built on; always the run's own for a run that inspects
+   *     hosts, since a standby's proxy has neither its injected credentials nor its trust volume
    */
   RunLayout(
       RunSpec spec,
@@ -111,6 +110,7 @@ final class RunLayout {
       String runtime,
       java.util.OptionalLong idle,
       String objectsId) {
+    DockerInspection.refuseStandby(spec, objectsId);
     this.spec = spec;
     this.config = config;
     this.runtime = runtime;
@@ -158,6 +158,24 @@ final class RunLayout {
 
   static String credentialsName(String id) {
     return "asb-" + id + "-credentials";
+  }
+
+  /** The trust volume of a run that inspects hosts ({@link DockerInspection}). */
+  String trustName() {
+    return "asb-" + objectsId + "-trust";
+  }
+
+  /** Whether the run's proxy terminates TLS for some host: the workload then trusts its CA. */
+  boolean inspects() {
+    return !spec.egress().inspect().isEmpty();
+  }
+
+  /**
+   * The run CA's files, read-only to the workload at {@link dev.agentsandbox.backend.RunTrust#DIR}.
+   */
+  VolumeSpec trust() {
+    return VolumeSpec.tmpfs(
+        trustName(), DockerInspection.TRUST_MB, config.workloadUser(), "0555", labels());
   }
 
   static String proxyName(String id) {
@@ -213,7 +231,13 @@ final class RunLayout {
   /** The objects of the run's fence and proxy, in creation order, with the run's policy. */
   FenceObjects fenceObjects() {
     return new FenceObjects(
-        workspace(), credentials(), fence(), egress(), address -> proxy(address), false);
+        workspace(),
+        credentials(),
+        inspects() ? Optional.of(trust()) : Optional.empty(),
+        fence(),
+        egress(),
+        address -> proxy(address),
+        false);
   }
 
   /** A proxy-pool standby's fence and proxy, the proxy awaiting its policy. */
@@ -222,6 +246,7 @@ final class RunLayout {
     return new FenceObjects(
         workspace(config, id, labels),
         credentials(config, id, labels),
+        Optional.empty(),
         fence(id, labels),
         egress(id, labels),
         address -> awaitingProxy(config, id, labels, address),
@@ -236,7 +261,7 @@ final class RunLayout {
   ContainerSpec proxy(String address) {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("AGENT_SANDBOX_PROXY_POLICY", proxyPolicyJson(address));
-    return proxy(config, objectsId, labels(), env, address);
+    return DockerInspection.proxy(this, spec, proxy(config, objectsId, labels(), env, address));
   }
 
   /**
@@ -287,7 +312,7 @@ final class RunLayout {
     String proxyUrl = "http://" + proxyAddress + ":" + config.proxyPort();
     Map<String, String> env = new LinkedHashMap<>(new TreeMap<>(spec.env()));
     Set<String> secret = new HashSet<>(spec.env().keySet());
-    for (RunCredential credential : spec.credentials()) {
+    for (RunCredential credential : spec.workloadCredentials()) {
       credential
           .env()
           .ifPresent(
@@ -309,28 +334,30 @@ final class RunLayout {
         List.of(RunContract.OUT_ENV, RunContract.CREDENTIALS_ENV, RunContract.RUN_ID_ENV)) {
       secret.remove(key);
     }
-    return new ContainerSpec(
-        agentName(),
-        spec.image(),
-        idleSeconds.isPresent()
-            ? List.of("sleep", Long.toString(idleSeconds.getAsLong()))
-            : List.of(),
-        idleSeconds.isPresent() ? List.of() : spec.command(),
-        env,
-        secret,
-        config.workloadUser(),
-        labels(),
-        runtime,
-        fenceName(),
-        Optional.empty(),
-        Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
-        SessionRunner.mounts(
-            new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
-            new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true),
-            runnerVolume()),
-        spec.resources().memoryMb() * 1024L * 1024L,
-        Math.round(spec.resources().cpus() * 1_000_000_000d),
-        spec.resources().pids());
+    return DockerInspection.agent(
+        this,
+        new ContainerSpec(
+            agentName(),
+            spec.image(),
+            idleSeconds.isPresent()
+                ? List.of("sleep", Long.toString(idleSeconds.getAsLong()))
+                : List.of(),
+            idleSeconds.isPresent() ? List.of() : spec.command(),
+            env,
+            secret,
+            config.workloadUser(),
+            labels(),
+            runtime,
+            fenceName(),
+            Optional.empty(),
+            Map.of("/tmp", "rw,nosuid,nodev,size=" + config.tmpfsMb() + "m,mode=1777"),
+            SessionRunner.mounts(
+                new VolumeSpec.Mount(workspaceName(), RunContract.WORKSPACE, false),
+                new VolumeSpec.Mount(credentialsName(), RunContract.CREDENTIALS_DIR, true),
+                runnerVolume()),
+            spec.resources().memoryMb() * 1024L * 1024L,
+            Math.round(spec.resources().cpus() * 1_000_000_000d),
+            spec.resources().pids()));
   }
 
   /**
@@ -340,7 +367,14 @@ final class RunLayout {
   String proxyPolicyJson(String address) {
     try {
       return JSON.writeValueAsString(
-          ProxyPolicy.forRun(spec.egress(), spec.runId(), address, config.proxyPort()).toTree());
+          ProxyPolicy.forRun(
+                  spec.egress(),
+                  spec.runId(),
+                  address,
+                  config.proxyPort(),
+                  spec.expiresAt(),
+                  DockerInspection.PROXY_CREDENTIALS_DIR)
+              .toTree());
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("serializing the proxy policy cannot fail for plain maps", e);
     }
@@ -365,29 +399,6 @@ final class RunLayout {
    * is described as coming from {@code subnets} (a range, or how it is chosen).
    */
   SandboxPlan plan(Isolation isolation, String subnets) {
-    String block = "<a free /" + SubnetPool.DEFAULT_BLOCK_PREFIX + " of " + subnets + ">";
-    String gateway = "<its first address>";
-    List<Manifest> manifests = new ArrayList<>();
-    manifests.add(new Manifest("volume", workspaceName(), workspace().body()));
-    manifests.add(new Manifest("volume", credentialsName(), credentials().body()));
-    manifests.add(new Manifest("network", fenceName(), fence().body(block, gateway)));
-    manifests.add(new Manifest("network", egressName(), egress().body(block, gateway)));
-    ContainerSpec proxy = proxy(PROXY_ADDRESS_PLACEHOLDER);
-    manifests.add(new Manifest("container", proxy.name(), proxy.body()));
-    Map<String, Object> connect = new LinkedHashMap<>();
-    connect.put("Container", proxy.name());
-    connect.put("Network", egressName());
-    manifests.add(new Manifest("network-connect", egressName(), connect));
-    manifests.add(
-        new Manifest("credentials-copy", credentialsName(), files().credentialsCopy(proxy.name())));
-    ContainerSpec agent = agent(PROXY_ADDRESS_PLACEHOLDER);
-    manifests.add(new Manifest("container", agent.name(), agent.body()));
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("Container", agent.name());
-    out.put("Path", RunContract.OUT_DIR);
-    out.put("Owner", config.workloadUser());
-    out.put("Mode", "0700");
-    manifests.add(new Manifest("workspace-out", workspaceName(), out));
-    return new SandboxPlan(DockerBackend.NAME, runtime, isolation, manifests);
+    return RunPlan.of(this, isolation, subnets);
   }
 }

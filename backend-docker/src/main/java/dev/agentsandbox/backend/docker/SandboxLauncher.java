@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  * proxy comes from: a cold run creates its fence and starts its proxy with its policy ({@link
  * FenceBuilder}); a pooled run takes over a standby's fence and writes its policy to the standby's
  * awaiting proxy. After that both do the same: the {@link Delivery deliveries} (credentials, the
- * output folder) go in, the workload container is created and started. Every step is named and a
- * failing one removes everything ({@link LaunchSteps}). Thread-safe: each launch is its own.
+ * output folder) go in, the workload container is created, given the run CA's trust files when the
+ * run inspects hosts (only ever cold: {@link DockerInspection}), and started. Every step is named
+ * and a failing one removes everything ({@link LaunchSteps}). Thread-safe: each launch is its own.
  */
 final class SandboxLauncher {
   private static final Logger LOG = LoggerFactory.getLogger(SandboxLauncher.class);
@@ -73,9 +74,9 @@ final class SandboxLauncher {
   }
 
   /**
-   * Builds a sandbox on a proxy-pool standby when the pool has one and the run has no labels of its
-   * own, else cold; {@code layoutOn} gives the layout on objects named after an id (the run's own,
-   * or the standby's).
+   * Builds a sandbox on a proxy-pool standby when the pool has one, the run has no labels of its
+   * own and inspects no host, else cold; {@code layoutOn} gives the layout on objects named after
+   * an id (the run's own, or the standby's).
    */
   DockerSandbox onPoolOrCold(
       ProxyPool<ProxyStandby> pool,
@@ -85,8 +86,12 @@ final class SandboxLauncher {
       java.util.function.Function<String, RunLayout> layoutOn) {
     // A run with labels of its own is built cold: they go on every object it has, and Docker
     // cannot add labels to a standby's objects that already exist.
+    // So is a run that inspects hosts: its proxy's credentials and its trust volume are made with
+    // the run (docs/backends/docker.md, "Inspected hosts").
     java.util.Optional<ProxyStandby> standby =
-        spec.runLabels().isEmpty() ? pool.take(spec.runId()) : java.util.Optional.empty();
+        spec.runLabels().isEmpty() && spec.egress().inspect().isEmpty()
+            ? pool.take(spec.runId())
+            : java.util.Optional.empty();
     if (standby.isPresent()) {
       ProxyStandby taken = standby.get();
       SandboxLauncher.OnStandby outcome =
@@ -253,6 +258,14 @@ final class SandboxLauncher {
       if (delivery.through() == Delivery.Through.WORKLOAD) {
         steps.run(delivery.step(), () -> copyInto(agentId, delivery));
       }
+    }
+    if (layout.inspects()) {
+      // The run CA joined to the image's own bundle: read from the created workload container.
+      String name = "giving workload container " + agent.name() + " the run CA's certificate";
+      Delivery trust =
+          steps.step(
+              name, () -> DockerInspection.trustDelivery(client, agentId, proxy.output(), name));
+      steps.run(trust.step(), () -> copyInto(proxy.containerId(), trust));
     }
     steps.run(
         "starting workload container " + agent.name() + " under " + layout.runtime(),

@@ -150,6 +150,10 @@ final class BundleFactory {
             .endMetadata()
             .withData(Map.of(POLICY_FILE, proxyPolicyJson(spec)))
             .build());
+    if (!spec.proxyCredentials().isEmpty()) {
+      // Before the proxy's pod, which reads them at start; redacted here, as in every plan.
+      objects.add(InspectionPods.proxyCredentials(spec, Values.REDACTED));
+    }
     objects.add(
         new PodBuilder()
             .withNewMetadata()
@@ -157,7 +161,7 @@ final class BundleFactory {
             .withNamespace(ns)
             .withLabels(merge(labels, proxyPod))
             .endMetadata()
-            .withSpec(pods.proxy(runtimeClass))
+            .withSpec(pods.proxy(spec, runtimeClass))
             .build());
     objects.add(
         new ServiceBuilder()
@@ -179,6 +183,10 @@ final class BundleFactory {
             .build());
     if (!spec.credentials().isEmpty()) {
       objects.add(credentials(spec, Values.REDACTED));
+    }
+    if (!spec.egress().inspect().isEmpty()) {
+      // Its certificate is the proxy's, so the launch makes it once the proxy is ready.
+      objects.add(InspectionPods.trust(spec, Optional.empty()));
     }
     objects.add(
         new JobBuilder()
@@ -216,7 +224,8 @@ final class BundleFactory {
    */
   Secret credentials(RunSpec spec, Values values) {
     Map<String, String> data = new TreeMap<>();
-    for (RunCredential credential : spec.credentials()) {
+    // A credential the proxy injects is its placeholder here: its value is in the proxy's Secret.
+    for (RunCredential credential : spec.workloadCredentials()) {
       data.put(credential.name(), values == Values.INCLUDED ? credential.value() : REDACTED);
     }
     return new SecretBuilder()
@@ -305,7 +314,13 @@ final class BundleFactory {
 
   private String proxyPolicyJson(RunSpec spec) {
     return serialization.asJson(
-        ProxyPolicy.forRun(spec.egress(), spec.runId(), config.proxyPort()).toTree());
+        ProxyPolicy.forRun(
+                spec.egress(),
+                spec.runId(),
+                config.proxyPort(),
+                spec.expiresAt(),
+                ProxyPolicy.PROXY_CREDENTIALS_DIR)
+            .toTree());
   }
 
   static long agentCpuMillis(RunSpec spec) {

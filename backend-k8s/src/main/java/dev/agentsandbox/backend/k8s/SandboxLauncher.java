@@ -59,7 +59,18 @@ final class SandboxLauncher {
       // Everything but the credentials and the Job: the fence exists before any pod, the proxy
       // before the agent.
       for (HasMetadata object : objects) {
-        if (object instanceof Secret || object instanceof Job) {
+        String name = object.getMetadata().getName();
+        if (object instanceof Job
+            || (object instanceof Secret && name.equals(BundleFactory.CREDENTIALS_SECRET))
+            || name.equals(InspectionPods.TRUST_CONFIG_MAP)) {
+          continue;
+        }
+        if (object instanceof Secret && name.equals(InspectionPods.PROXY_CREDENTIALS_SECRET)) {
+          // Built here with the values (the bundle holds redacted ones) and kept nowhere.
+          createSecret(
+              spec,
+              InspectionPods.proxyCredentials(spec, BundleFactory.Values.INCLUDED),
+              spec.proxyCredentials());
           continue;
         }
         create(spec, object);
@@ -67,10 +78,15 @@ final class SandboxLauncher {
         namespaceCreated = true;
       }
       String proxyIp = awaitProxy(spec, bundle.namespace());
+      if (!spec.egress().inspect().isEmpty()) {
+        String caPem = awaitCaCertificate(spec, bundle.namespace());
+        create(spec, InspectionPods.trust(spec, java.util.Optional.of(caPem)));
+      }
       if (!spec.credentials().isEmpty()) {
         // Written only once the sandbox stands, so a launch that fails before never stored them;
         // built here with the values (the bundle holds redacted ones) and kept nowhere.
-        createCredentials(spec, factory.credentials(spec, BundleFactory.Values.INCLUDED));
+        createSecret(
+            spec, factory.credentials(spec, BundleFactory.Values.INCLUDED), spec.credentials());
       }
       Job job =
           factory
@@ -135,18 +151,16 @@ final class SandboxLauncher {
    * was sent (an admission webhook is free to), so every credential value is cut out of it, and the
    * client's exception, whose message holds the same text, is not kept as the cause.
    */
-  private void createCredentials(RunSpec spec, Secret secret) {
+  private void createSecret(RunSpec spec, Secret secret, List<RunCredential> held) {
     try {
       client.resource(secret).create();
     } catch (KubernetesClientException e) {
       String answer =
           Messages.redacted(
-              e,
-              spec.credentials().stream().map(RunCredential::value).toList(),
-              BundleFactory.REDACTED);
+              e, held.stream().map(RunCredential::value).toList(), BundleFactory.REDACTED);
       throw new UnableToLaunchSandboxException(
           "creating Secret "
-              + BundleFactory.CREDENTIALS_SECRET
+              + secret.getMetadata().getName()
               + " in namespace "
               + secret.getMetadata().getNamespace()
               + " for run "
@@ -213,6 +227,55 @@ final class SandboxLauncher {
                 + " pullable from the nodes?)");
       }
       Thread.sleep(Math.min(config.pollInterval().toMillis(), Math.max(1, left.toMillis())));
+    }
+  }
+
+  /**
+   * The run CA's certificate from the proxy's log ({@code get pods/log}, which the control plane
+   * has for outputs too): the proxy prints it once before its ready line; read until it is there,
+   * within the proxy's ready time-out. Only that line is kept.
+   */
+  private String awaitCaCertificate(RunSpec spec, String namespace) throws InterruptedException {
+    Instant until = clock.instant().plus(config.proxyReadyTimeout());
+    String problem = "no line " + dev.agentsandbox.policy.config.ProxyPolicy.CA_LINE.strip();
+    while (true) {
+      try {
+        String log =
+            client
+                .pods()
+                .inNamespace(namespace)
+                .withName(BundleFactory.PROXY)
+                .inContainer(BundleFactory.PROXY_CONTAINER)
+                .getLog();
+        if (log != null) {
+          for (String line : log.split("\n")) {
+            java.util.Optional<String> pem =
+                dev.agentsandbox.policy.config.ProxyPolicy.caCertificate(line);
+            if (pem.isPresent()) {
+              return pem.get();
+            }
+          }
+        }
+      } catch (KubernetesClientException e) {
+        problem = Messages.of(e);
+      }
+      if (!clock.instant().isBefore(until)) {
+        throw new UnableToLaunchSandboxException(
+            "reading the run CA's certificate from the egress proxy of run "
+                + spec.runId()
+                + " in namespace "
+                + namespace
+                + ": "
+                + problem
+                + " after "
+                + config.proxyReadyTimeout()
+                + " (is the proxy image older than inspection? kubectl -n "
+                + namespace
+                + " logs "
+                + BundleFactory.PROXY
+                + ")");
+      }
+      Thread.sleep(Math.max(1, config.pollInterval().toMillis()));
     }
   }
 

@@ -3,6 +3,7 @@ package dev.agentsandbox.backend.k8s;
 import dev.agentsandbox.backend.RunContract;
 import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
+import dev.agentsandbox.backend.RunTrust;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -182,11 +183,21 @@ final class SandboxPods {
    * --policy} on it; the document comes from the run's ConfigMap, so nothing is passed as arguments
    * and no file is mounted.
    */
-  PodSpec proxy(Optional<String> runtimeClass) {
+  PodSpec proxy(RunSpec spec, Optional<String> runtimeClass) {
     SandboxQuota q = config.quota();
+    boolean injects = !spec.proxyCredentials().isEmpty();
+    List<VolumeMount> mounts = new ArrayList<>();
+    mounts.add(mount("tmp", "/tmp", false));
+    List<Volume> volumes = new ArrayList<>();
+    volumes.add(scratch("tmp"));
+    if (injects) {
+      // The credentials the proxy injects: its pod's alone (the agent's pod never names them).
+      volumes.add(InspectionPods.proxyCredentialsVolume());
+      mounts.add(InspectionPods.proxyCredentialsMount());
+    }
     return hardenedPod(runtimeClass)
         .withRestartPolicy("Never")
-        .withVolumes(scratch("tmp"))
+        .withVolumes(volumes)
         .addNewContainer()
         .withName(BundleFactory.PROXY_CONTAINER)
         .withImage(config.proxyImage())
@@ -213,7 +224,7 @@ final class SandboxPods {
         .endReadinessProbe()
         .withResources(resources(q.proxyCpuMillis(), q.proxyMemoryMb()))
         .withSecurityContext(hardenedContainer())
-        .withVolumeMounts(mount("tmp", "/tmp", false))
+        .withVolumeMounts(mounts)
         .endContainer()
         .build();
   }
@@ -236,6 +247,10 @@ final class SandboxPods {
     spec.env().forEach((key, value) -> env.put(key, new EnvVar(key, value, null)));
     for (RunCredential credential : spec.credentials()) {
       credential.env().ifPresent(key -> env.put(key, fromSecret(key, credential.name())));
+    }
+    boolean inspects = !spec.egress().inspect().isEmpty();
+    if (inspects) {
+      RunTrust.environment().forEach((key, value) -> env.put(key, new EnvVar(key, value, null)));
     }
     // The proxy and contract variables win over anything the run or a credential names, as on
     // Docker: a credential cannot be used to point the workload's traffic past the proxy.
@@ -278,6 +293,15 @@ final class SandboxPods {
       pod.addToVolumes(credentialsSecretVolume(), credentialsVolume());
       pod.addToInitContainers(credentialsCopy(spec));
       agentMounts.add(mount(CREDENTIALS_VOLUME, RunContract.CREDENTIALS_DIR, true));
+    }
+    if (inspects) {
+      pod.addToVolumes(InspectionPods.trustSourceVolume(), InspectionPods.trustVolume());
+      pod.addToInitContainers(
+          InspectionPods.trustInit(
+              spec,
+              hardenedContainer(),
+              resources(RUNTIME_CHECK_CPU_MILLIS, RUNTIME_CHECK_MEMORY_MB)));
+      agentMounts.add(InspectionPods.trustMount(true));
     }
     if (session.isPresent()) {
       pod.addAllToVolumes(sessions.volumes());

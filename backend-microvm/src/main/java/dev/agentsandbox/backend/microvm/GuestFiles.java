@@ -145,6 +145,21 @@ final class GuestFiles {
       List<String> argv,
       Map<String, String> env,
       List<RunCredential> credentials) {
+    return runArchive(settings, argv, env, credentials, java.util.Optional.empty());
+  }
+
+  /**
+   * The run's archive with, when the run inspects hosts, its proxy's CA certificate ({@code
+   * /asb/trust/run-ca.pem}) and the Java trust store made from it ({@code
+   * /asb/trust/ca-bundle.p12}); the init joins the certificate to the image's own bundle under
+   * {@code /run/agent-sandbox/trust} ({@link dev.agentsandbox.backend.RunTrust}).
+   */
+  static byte[] runArchive(
+      Map<String, String> settings,
+      List<String> argv,
+      Map<String, String> env,
+      List<RunCredential> credentials,
+      java.util.Optional<String> runCaPem) {
     StringBuilder runEnv = new StringBuilder();
     settings.forEach((k, v) -> runEnv.append(k).append('=').append(quote(v)).append('\n'));
     StringBuilder args = new StringBuilder();
@@ -164,6 +179,14 @@ final class GuestFiles {
           "asb/credentials/" + credential.name(),
           0400,
           credential.value().getBytes(StandardCharsets.UTF_8));
+    }
+    if (runCaPem.isPresent()) {
+      cpio.directory("asb/trust", 0700)
+          .file("asb/trust/run-ca.pem", 0444, runCaPem.get().getBytes(StandardCharsets.US_ASCII))
+          .file(
+              "asb/trust/ca-bundle.p12",
+              0444,
+              dev.agentsandbox.backend.RunTrust.javaTrustStore(runCaPem.get()));
     }
     return cpio.finish();
   }
@@ -332,5 +355,26 @@ final class GuestFiles {
     }
     Files.setAttribute(file, "unix:uid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--------"));
+  }
+
+  /**
+   * The credentials the proxy injects, one file each, in a folder of the proxy's uid alone (0500,
+   * files 0400): the guest's VMM uid cannot read them, and they go with the run's directory.
+   */
+  static void writeProxyCredentials(
+      Path folder, List<dev.agentsandbox.backend.RunCredential> credentials, int proxyUid)
+      throws IOException {
+    Path dir =
+        Files.createDirectory(
+            folder,
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    for (var credential : credentials) {
+      GuestFiles.writePrivate(
+          dir.resolve(credential.name()),
+          credential.value().getBytes(StandardCharsets.UTF_8),
+          proxyUid);
+    }
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("r-x------"));
+    Files.setAttribute(dir, "unix:uid", proxyUid);
   }
 }

@@ -227,21 +227,28 @@ public final class MicroVmBackend implements SandboxBackend {
             Instant.now().plus(ttl),
             config.bootTimeout(),
             imageId,
-            session == null ? MicroVmSandbox.ONE_SHOT : session);
+            session == null ? GuestControlPort.ONE_SHOT : session);
     if (session != null) {
       session.attach(sandbox);
     }
     sandbox.dirCreated();
-    byte[] runArchive =
-        GuestFiles.runArchive(
-            layout.guestSettings(),
-            session == null ? spec.command() : List.of(),
-            layout.workloadEnv(),
-            spec.credentials());
-    byte[] initramfs = new byte[baseInitramfs.length + runArchive.length];
-    System.arraycopy(baseInitramfs, 0, initramfs, 0, baseInitramfs.length);
-    System.arraycopy(runArchive, 0, initramfs, baseInitramfs.length, runArchive.length);
-    sandbox.start(rootDisk, initramfs, config.proxyReadyTimeout());
+    // The initramfs is made once the proxy is ready: a run that inspects hosts carries its
+    // proxy's CA certificate, which exists only from then on.
+    java.util.function.Function<java.util.Optional<String>, byte[]> initramfs =
+        runCa -> {
+          byte[] runArchive =
+              GuestFiles.runArchive(
+                  layout.guestSettings(),
+                  session == null ? spec.command() : List.of(),
+                  layout.workloadEnv(),
+                  spec.workloadCredentials(),
+                  runCa);
+          byte[] all = new byte[baseInitramfs.length + runArchive.length];
+          System.arraycopy(baseInitramfs, 0, all, 0, baseInitramfs.length);
+          System.arraycopy(runArchive, 0, all, baseInitramfs.length, runArchive.length);
+          return all;
+        };
+    sandbox.start(rootDisk, initramfs, spec.proxyCredentials(), config.proxyReadyTimeout());
     return sandbox;
   }
 

@@ -8,14 +8,9 @@ import dev.agentsandbox.backend.UnableToLaunchSandboxException;
 import dev.agentsandbox.backend.UnableToTearDownSandboxException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -39,7 +34,6 @@ final class MicroVmSandbox implements Sandbox {
    */
   static final Duration STOP_GRACE = Duration.ofSeconds(30);
 
-  private static final byte[] STOP = "stop\n".getBytes(StandardCharsets.US_ASCII);
   private static final System.Logger LOG = System.getLogger(MicroVmSandbox.class.getName());
 
   private final MicroVmBackend backend;
@@ -63,37 +57,7 @@ final class MicroVmSandbox implements Sandbox {
   private volatile Process vm;
   private volatile Instant started;
   private volatile String failure;
-  private final ControlPort port;
-
-  /**
-   * What the guest's control port carries: for a run, the host's one {@code stop} line; for a
-   * session, the step runner's frames both ways ({@link MicroVmSession}).
-   */
-  interface ControlPort {
-    /** Bytes the guest wrote to the port, in order, from the channel's one thread. */
-    void received(byte[] chunk);
-
-    /** The port's stream ended (the VMM exited, or teardown closed it). */
-    void ended();
-
-    /** Asks the guest to stop its workload; returns whether the request was sent. */
-    boolean askToStop(GuestChannel channel);
-  }
-
-  /** A run's control port: it only ever sends {@code stop}. */
-  static final ControlPort ONE_SHOT =
-      new ControlPort() {
-        @Override
-        public void received(byte[] chunk) {}
-
-        @Override
-        public void ended() {}
-
-        @Override
-        public boolean askToStop(GuestChannel channel) {
-          return channel.send(STOP);
-        }
-      };
+  private final GuestControlPort port;
 
   MicroVmSandbox(
       MicroVmBackend backend,
@@ -104,7 +68,16 @@ final class MicroVmSandbox implements Sandbox {
       Instant hardDeadline,
       Duration bootTimeout,
       String imageId) {
-    this(backend, layout, runId, runtime, listener, hardDeadline, bootTimeout, imageId, ONE_SHOT);
+    this(
+        backend,
+        layout,
+        runId,
+        runtime,
+        listener,
+        hardDeadline,
+        bootTimeout,
+        imageId,
+        GuestControlPort.ONE_SHOT);
   }
 
   MicroVmSandbox(
@@ -116,7 +89,7 @@ final class MicroVmSandbox implements Sandbox {
       Instant hardDeadline,
       Duration bootTimeout,
       String imageId,
-      ControlPort port) {
+      GuestControlPort port) {
     this.port = port;
     this.backend = backend;
     this.layout = layout;
@@ -134,7 +107,11 @@ final class MicroVmSandbox implements Sandbox {
   }
 
   /** Creates the tap, the fence elements, the proxy and the VM, in that order. */
-  void start(Path rootDisk, byte[] initramfs, Duration proxyReadyTimeout) {
+  void start(
+      Path rootDisk,
+      java.util.function.Function<java.util.Optional<String>, byte[]> initramfsFor,
+      java.util.List<dev.agentsandbox.backend.RunCredential> proxyCredentials,
+      Duration proxyReadyTimeout) {
     String step = "creating tap " + layout.placement().tap();
     try {
       HostCommands host = backend.host();
@@ -152,6 +129,13 @@ final class MicroVmSandbox implements Sandbox {
           layout.policyFile(),
           layout.proxyPolicyJson().getBytes(StandardCharsets.UTF_8),
           Integer.parseInt(layout.placement().proxyUid()));
+      if (!proxyCredentials.isEmpty()) {
+        step = "writing the proxy's credentials into " + layout.proxyCredentialsDir();
+        GuestFiles.writeProxyCredentials(
+            layout.proxyCredentialsDir(),
+            proxyCredentials,
+            Integer.parseInt(layout.placement().proxyUid()));
+      }
       step = "starting the proxy on " + layout.proxyUrl();
       proxy = ProxyProcess.start(layout.proxyCommandLine(), listener, runId);
       if (!proxy.awaitReady(proxyReadyTimeout.toMillis())) {
@@ -161,6 +145,14 @@ final class MicroVmSandbox implements Sandbox {
                 + " s; its last output: "
                 + proxy.lastErrors());
       }
+      java.util.Optional<String> runCa = proxy.caCertificate();
+      if (layout.inspects() && runCa.isEmpty()) {
+        throw new SandboxException(
+            "the proxy inspects hosts but announced no CA certificate before its ready line"
+                + " (is its jar older than inspection?); its last output: "
+                + proxy.lastErrors());
+      }
+      byte[] initramfs = initramfsFor.apply(runCa);
 
       step = "writing the run's initramfs " + layout.initramfs();
       int vmmUid = Integer.parseInt(layout.placement().vmmUid());
@@ -169,7 +161,7 @@ final class MicroVmSandbox implements Sandbox {
       Files.createDirectory(layout.vmmDir());
       Files.setAttribute(layout.vmmDir(), "unix:uid", vmmUid);
       step = "creating the output disk " + layout.outputDisk();
-      createOutputDisk(vmmUid);
+      OutputDiskFile.create(layout.outputDisk(), layout.outputDiskBytes(), vmmUid);
       step = "opening the guest's channels in " + layout.dir();
       output =
           GuestChannel.listen(
@@ -196,18 +188,6 @@ final class MicroVmSandbox implements Sandbox {
       throw new UnableToLaunchSandboxException(
           step + " for run " + runId + ": " + e.getMessage(), e);
     }
-  }
-
-  /** A sparse file of the disk's size, the VMM's to write and nobody else's. */
-  private void createOutputDisk(int vmmUid) throws IOException {
-    Files.createFile(
-        layout.outputDisk(),
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    try (FileChannel disk = FileChannel.open(layout.outputDisk(), StandardOpenOption.WRITE)) {
-      // One byte at the end makes the file its full size without allocating the rest.
-      disk.write(ByteBuffer.allocate(1), layout.outputDiskBytes() - 1);
-    }
-    Files.setAttribute(layout.outputDisk(), "unix:uid", vmmUid);
   }
 
   @Override
@@ -371,10 +351,8 @@ final class MicroVmSandbox implements Sandbox {
   }
 
   /**
-   * The guest's {@code /workspace/out}, read off the output disk once the VM has stopped. The disk
-   * is the guest's to write, so {@link OutputDisk} reads it as hostile and writes a fresh archive;
-   * it is opened without following links, and only as the regular file the backend created in the
-   * run's directory (which the VMM's uid cannot write).
+   * The guest's {@code /workspace/out}, read off the output disk once the VM has stopped ({@link
+   * OutputDiskFile#read}).
    */
   @Override
   public Optional<InputStream> outputs() {
@@ -387,51 +365,7 @@ final class MicroVmSandbox implements Sandbox {
       throw new SandboxException(
           "reading the outputs of run " + runId + ": its VM is still running (await it first)");
     }
-    Path disk = layout.outputDisk();
-    FileChannel channel = null;
-    try {
-      if (!Files.isRegularFile(disk, LinkOption.NOFOLLOW_LINKS)) {
-        throw new IOException("not a regular file");
-      }
-      channel = FileChannel.open(disk, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-      // Only as much as the disk was made (a VMM that grew the file gains nothing by it), and no
-      // more than the run's caps can keep (RunContract.outArchiveLimit).
-      OutputDisk.Listing listing =
-          OutputDisk.list(channel, OutputDisk.MAX_ENTRIES, layout.outputReadLimit());
-      listing
-          .stopped()
-          .ifPresent(
-              why ->
-                  LOG.log(
-                      System.Logger.Level.WARNING,
-                      "run {0}: reading its output disk stopped early, at {1}; the {2} entries"
-                          + " before are kept",
-                      runId,
-                      why,
-                      listing.entries().size()));
-      return Optional.of(OutputDisk.archive(channel, listing));
-    } catch (IOException e) {
-      closeQuietly(channel);
-      throw new SandboxException(
-          "reading the outputs of run "
-              + runId
-              + " from "
-              + disk
-              + ": "
-              + e.getMessage()
-              + " (the guest may not have written them)",
-          e);
-    }
-  }
-
-  private static void closeQuietly(FileChannel channel) {
-    if (channel != null) {
-      try {
-        channel.close();
-      } catch (IOException ignored) {
-        // Already failing with the reason that matters.
-      }
-    }
+    return Optional.of(OutputDiskFile.read(runId, layout.outputDisk(), layout.outputReadLimit()));
   }
 
   @Override

@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * sends, and a guest that breaks the protocol has its VM killed and the session ends as failed.
  * Thread-safe as {@link SessionSandbox} requires.
  */
-final class MicroVmSession implements SessionSandbox, MicroVmSandbox.ControlPort {
+final class MicroVmSession implements SessionSandbox, GuestControlPort {
   private final RunnerClient runner;
   private final AtomicBoolean over = new AtomicBoolean();
   private volatile MicroVmSandbox vm;

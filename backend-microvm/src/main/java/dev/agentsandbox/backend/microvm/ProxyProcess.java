@@ -25,6 +25,7 @@ final class ProxyProcess {
   private final Process process;
   private final Deque<String> lastErrors = new ArrayDeque<>();
   private final CountDownLatch ready = new CountDownLatch(1);
+  private volatile String caPem;
   private final Thread stdout;
   private final Thread stderr;
 
@@ -69,6 +70,12 @@ final class ProxyProcess {
   }
 
   private void errorLine(String line) {
+    if (line.startsWith(dev.agentsandbox.policy.config.ProxyPolicy.CA_LINE)) {
+      // The run CA's certificate (public), announced once before the ready line; not kept among
+      // the lines a message quotes.
+      dev.agentsandbox.policy.config.ProxyPolicy.caCertificate(line).ifPresent(pem -> caPem = pem);
+      return;
+    }
     if (line.contains(ProxyLines.READY)) {
       ready.countDown();
     }
@@ -92,6 +99,11 @@ final class ProxyProcess {
       }
     }
     return false;
+  }
+
+  /** The run CA's certificate (PEM) the proxy announced, if its policy inspects hosts. */
+  java.util.Optional<String> caCertificate() {
+    return java.util.Optional.ofNullable(caPem);
   }
 
   String lastErrors() {

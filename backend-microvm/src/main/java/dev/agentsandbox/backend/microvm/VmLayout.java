@@ -78,6 +78,20 @@ final class VmLayout {
     return dir().resolve("proxy-policy.json");
   }
 
+  /**
+   * The folder the proxy reads the credentials it injects from (the policy's {@code
+   * credentials_dir}): the proxy uid's alone, in the run's directory, gone with it. The guest never
+   * sees it.
+   */
+  Path proxyCredentialsDir() {
+    return dir().resolve("proxy-credentials");
+  }
+
+  /** Whether the run's proxy terminates TLS for some host, so the guest must trust its CA. */
+  boolean inspects() {
+    return !spec.egress().inspect().isEmpty();
+  }
+
   Path initramfs() {
     return dir().resolve("initramfs.cpio");
   }
@@ -140,7 +154,13 @@ final class VmLayout {
    * only on the tap's host address.
    */
   String proxyPolicyJson() {
-    ProxyPolicy forRun = ProxyPolicy.forRun(spec.egress(), spec.runId(), config.proxyPort());
+    ProxyPolicy forRun =
+        ProxyPolicy.forRun(
+            spec.egress(),
+            spec.runId(),
+            config.proxyPort(),
+            spec.expiresAt(),
+            proxyCredentialsDir().toString());
     ProxyPolicy policy =
         new ProxyPolicy(
             placement.hostAddress() + ":" + config.proxyPort(),
@@ -152,7 +172,8 @@ final class VmLayout {
             forRun.runId(),
             forRun.decisions(),
             forRun.metrics(),
-            forRun.limits());
+            forRun.limits(),
+            forRun.inspect());
     try {
       return JSON.writeValueAsString(policy.toTree());
     } catch (JsonProcessingException e) {
@@ -245,8 +266,12 @@ final class VmLayout {
     env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     env.put("HOME", "/workspace");
     env.putAll(new TreeMap<>(spec.env()));
-    for (RunCredential credential : spec.credentials()) {
+    // A credential the proxy injects is a placeholder here: its value never enters the guest.
+    for (RunCredential credential : spec.workloadCredentials()) {
       credential.env().ifPresent(key -> env.put(key, credential.value()));
+    }
+    if (inspects()) {
+      env.putAll(dev.agentsandbox.backend.RunTrust.environment());
     }
     // Both spellings: curl reads only the lower-case http_proxy, most other tools either.
     for (String key : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
@@ -372,7 +397,11 @@ final class VmLayout {
                 "policy_file",
                 policyFile().toString(),
                 "policy",
-                proxyPolicyJson())));
+                proxyPolicyJson(),
+                "credentials_dir",
+                proxyCredentialsDir().toString(),
+                "credentials",
+                spec.proxyCredentials().stream().map(RunCredential::name).toList())));
     manifests.add(
         new Manifest(
             "output-disk",
@@ -400,7 +429,15 @@ final class VmLayout {
                 "credentials",
                     spec.credentials().stream()
                         .map(c -> RunContract.CREDENTIALS_DIR + "/" + c.name())
-                        .toList())));
+                        .toList(),
+                "placeholders", List.copyOf(spec.egress().proxyHeldCredentials()),
+                "trust",
+                    inspects()
+                        ? List.of(
+                            dev.agentsandbox.backend.RunTrust.RUN_CA,
+                            dev.agentsandbox.backend.RunTrust.BUNDLE,
+                            dev.agentsandbox.backend.RunTrust.JAVA_STORE)
+                        : List.of())));
     manifests.add(
         new Manifest(
             "vmm",

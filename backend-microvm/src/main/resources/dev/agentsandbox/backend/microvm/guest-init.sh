@@ -93,7 +93,7 @@ mkdir -m 0700 /newroot/workspace/out && chown "$ASB_UID:$ASB_GID" /newroot/works
 # The credentials: a tmpfs on /run, the folder readable by the workload's user alone (0500), each
 # file 0400 and the workload's. The copies in this initramfs are deleted once placed.
 credentials=/newroot/run/agent-sandbox/credentials
-mount -t tmpfs -o nosuid,nodev,noexec,size=1m,mode=0755 tmpfs /newroot/run \
+mount -t tmpfs -o nosuid,nodev,noexec,size=2m,mode=0755 tmpfs /newroot/run \
   && mkdir -m 0755 /newroot/run/agent-sandbox && mkdir -m 0700 "$credentials" \
   || fail "mounting the credentials' tmpfs"
 for file in /asb/credentials/*; do
@@ -104,6 +104,22 @@ done
 rm -rf /asb/credentials
 chown "$ASB_UID:$ASB_GID" "$credentials" && chmod 0500 "$credentials" \
   || fail "handing the credentials to the workload's user"
+# A run whose proxy inspects hosts: its CA's certificate joins the image's own bundle (the first of
+# the usual places that holds one), so tunnelled hosts still verify; every file is read-only.
+if [ -f /asb/trust/run-ca.pem ]; then
+  trust=/newroot/run/agent-sandbox/trust
+  mkdir -m 0755 "$trust" || fail "creating the trust folder"
+  cp /asb/trust/run-ca.pem /asb/trust/ca-bundle.p12 "$trust/" || fail "placing the run CA"
+  bundle=
+  for candidate in /etc/ssl/certs/ca-certificates.crt /etc/pki/tls/certs/ca-bundle.crt \
+    /etc/ssl/cert.pem /etc/ssl/ca-bundle.pem; do
+    [ -z "$bundle" ] && [ -s "/newroot$candidate" ] && bundle=/newroot$candidate
+  done
+  { if [ -n "$bundle" ]; then cat "$bundle" && echo; fi && cat "$trust/run-ca.pem"; } \
+    >"$trust/ca-bundle.pem" || fail "joining the run CA to the image's bundle"
+  chmod 0444 "$trust"/* && chmod 0555 "$trust" || fail "making the trust files read-only"
+  rm -rf /asb/trust
+fi
 mount -t proc -o nosuid,nodev,noexec,hidepid=2 proc /newroot/proc || fail "mounting the workload's /proc"
 mount -t tmpfs -o nosuid,noexec,size=64k,mode=0755 tmpfs /newroot/dev || fail "mounting the workload's /dev"
 for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do

@@ -3,6 +3,7 @@ package dev.agentsandbox.policy.config;
 import dev.agentsandbox.policy.AllowList;
 import java.util.Collections;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -19,6 +20,8 @@ import java.util.TreeMap;
  * @param internal the internal destinations its runs may reach, by name, each with its ports
  * @param warm how many sandboxes the control plane keeps prepared for this agent's next runs, from
  *     0 (none, the default) to {@value #MAX_WARM}; each is used by one run and then destroyed
+ * @param inspect the allow-list hosts whose TLS the run's proxy terminates, by host name, each with
+ *     its request rules and injected credential (docs/proxy.md, "Inspected hosts")
  * @param sessions how much one file operation or one step's stdin of this agent's sessions carries
  */
 public record AgentSettings(
@@ -31,6 +34,7 @@ public record AgentSettings(
     OutputLimits outputs,
     SortedMap<String, InternalDestination> internal,
     int warm,
+    SortedMap<String, InspectedHost> inspect,
     SessionLimits sessions) {
   /** The hard cap on a run's lifetime: four hours. */
   public static final int MAX_TTL_SECONDS = 4 * 60 * 60;
@@ -70,10 +74,78 @@ public record AgentSettings(
     if (warm < 0 || warm > MAX_WARM) {
       throw new IllegalArgumentException("warm out of range: " + warm);
     }
+    inspect = Collections.unmodifiableSortedMap(new TreeMap<>(inspect));
+    if (inspect.size() > InspectedHost.MAX_PER_AGENT) {
+      throw new IllegalArgumentException(
+          "more than " + InspectedHost.MAX_PER_AGENT + " inspected hosts");
+    }
+    for (var entry : inspect.entrySet()) {
+      if (!entry.getKey().equals(entry.getValue().host())) {
+        throw new IllegalArgumentException(
+            "inspected host " + entry.getKey() + " is keyed by another name");
+      }
+      Optional<Injection> injection = entry.getValue().inject();
+      if (injection.isPresent() && !credentials.containsKey(injection.get().credential())) {
+        throw new IllegalArgumentException(
+            "inspected host " + entry.getKey() + " injects an unknown credential");
+      }
+    }
     Objects.requireNonNull(sessions, "sessions");
   }
 
   /** Settings with the default session limits. */
+  public AgentSettings(
+      AllowList allow,
+      String image,
+      String scope,
+      int ttlSeconds,
+      Resources resources,
+      SortedMap<String, CredentialSpec> credentials,
+      OutputLimits outputs,
+      SortedMap<String, InternalDestination> internal,
+      int warm,
+      SortedMap<String, InspectedHost> inspect) {
+    this(
+        allow,
+        image,
+        scope,
+        ttlSeconds,
+        resources,
+        credentials,
+        outputs,
+        internal,
+        warm,
+        inspect,
+        SessionLimits.DEFAULT);
+  }
+
+  /** Settings without inspected hosts. */
+  public AgentSettings(
+      AllowList allow,
+      String image,
+      String scope,
+      int ttlSeconds,
+      Resources resources,
+      SortedMap<String, CredentialSpec> credentials,
+      OutputLimits outputs,
+      SortedMap<String, InternalDestination> internal,
+      int warm,
+      SessionLimits sessions) {
+    this(
+        allow,
+        image,
+        scope,
+        ttlSeconds,
+        resources,
+        credentials,
+        outputs,
+        internal,
+        warm,
+        new TreeMap<>(),
+        sessions);
+  }
+
+  /** Settings without inspected hosts and with the default session limits. */
   public AgentSettings(
       AllowList allow,
       String image,
@@ -94,7 +166,15 @@ public record AgentSettings(
         outputs,
         internal,
         warm,
+        new TreeMap<>(),
         SessionLimits.DEFAULT);
+  }
+
+  /** The names of the credentials the proxy holds and injects, which the workload never gets. */
+  public java.util.SortedSet<String> proxyHeldCredentials() {
+    java.util.TreeSet<String> names = new java.util.TreeSet<>();
+    inspect.values().forEach(h -> h.inject().ifPresent(i -> names.add(i.credential())));
+    return names;
   }
 
   /** Settings without a warm pool. */

@@ -56,6 +56,22 @@ public record Loosening(String path, Kind kind, String detail) {
      */
     WARM_RAISED,
     /**
+     * An inspected host that had rules has none (its entry, or its {@code rules}, removed) while
+     * the host stays allowed: every method and path of it is allowed again.
+     */
+    INSPECTION_RULES_REMOVED,
+    /** A rule of an inspected host allows a method on a path its former rules did not. */
+    INSPECTION_RULE_WIDENED,
+    /** A host now gets a credential set on its requests that it did not get before. */
+    INJECTION_ADDED,
+    /** The header or template an injected credential is set as changed. */
+    INJECTION_CHANGED,
+    /**
+     * A credential the proxy held (injected, never in the sandbox) is now delivered into the
+     * sandbox, where the workload can read it and send it anywhere it may reach.
+     */
+    CREDENTIAL_TO_WORKLOAD,
+    /**
      * An agent's sessions may carry more in one operation: a file put or get ({@code
      * sessions.max_file_bytes}) or a step's standard input ({@code sessions.max_stdin_bytes}).
      */

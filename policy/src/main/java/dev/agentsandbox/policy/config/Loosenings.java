@@ -117,6 +117,7 @@ public final class Loosenings {
     }
     credentials(found, TreeReader.field(path, "credentials"), was, is);
     internal(found, TreeReader.field(path, "internal"), was, is);
+    inspect(found, path, was, is);
     String outputs = TreeReader.field(path, "outputs");
     if (is.outputs().maxBytes() > was.outputs().maxBytes()) {
       found.add(
@@ -244,6 +245,91 @@ public final class Loosenings {
                             + (added.isEmpty() ? " of its pods" : "")));
               }
             });
+  }
+
+  /**
+   * Inspected hosts: rules removed from a host that stays allowed, a rule that allows more than the
+   * former rules, a credential newly set on a host's requests (a new injection, or another
+   * credential), its header or template changed, and a credential the proxy held now given to the
+   * workload. A host inspected for the first time, or given rules, only narrows what passes.
+   */
+  private static void inspect(
+      List<Loosening> found, String agentPath, AgentSettings was, AgentSettings is) {
+    String path = TreeReader.field(agentPath, "inspect");
+    java.util.TreeSet<String> hosts = new java.util.TreeSet<>(was.inspect().keySet());
+    hosts.addAll(is.inspect().keySet());
+    for (String host : hosts) {
+      String at = TreeReader.field(path, host);
+      Optional<InspectedHost> old = Optional.ofNullable(was.inspect().get(host));
+      Optional<InspectedHost> now = Optional.ofNullable(is.inspect().get(host));
+      Optional<dev.agentsandbox.policy.http.RequestRules> oldRules =
+          old.flatMap(InspectedHost::rules);
+      Optional<dev.agentsandbox.policy.http.RequestRules> newRules =
+          now.flatMap(InspectedHost::rules);
+      boolean stillAllowed =
+          is.allow().evaluate(host, 443) != AllowList.Verdict.HOST_NOT_ALLOWED
+              || is.allow().evaluate(host, 80) != AllowList.Verdict.HOST_NOT_ALLOWED;
+      if (oldRules.isPresent() && newRules.isEmpty() && stillAllowed) {
+        found.add(
+            new Loosening(
+                now.isPresent() ? TreeReader.field(at, "rules") : at,
+                Loosening.Kind.INSPECTION_RULES_REMOVED,
+                host + " is no longer held to " + oldRules.get().asStrings()));
+      } else if (oldRules.isPresent() && newRules.isPresent()) {
+        List<dev.agentsandbox.policy.http.RequestRule> rules = newRules.get().rules();
+        for (int i = 0; i < rules.size(); i++) {
+          if (!oldRules.get().covers(rules.get(i))) {
+            found.add(
+                new Loosening(
+                    TreeReader.index(TreeReader.field(at, "rules"), i),
+                    Loosening.Kind.INSPECTION_RULE_WIDENED,
+                    rules.get(i) + " allows more than " + oldRules.get().asStrings()));
+          }
+        }
+      }
+      Optional<Injection> oldInject = old.flatMap(InspectedHost::inject);
+      Optional<Injection> newInject = now.flatMap(InspectedHost::inject);
+      if (newInject.isPresent()) {
+        Injection n = newInject.get();
+        if (oldInject.isEmpty() || !oldInject.get().credential().equals(n.credential())) {
+          found.add(
+              new Loosening(
+                  TreeReader.field(at, "credential"),
+                  Loosening.Kind.INJECTION_ADDED,
+                  "credential "
+                      + n.credential()
+                      + " now set as "
+                      + n.header()
+                      + " on every request to "
+                      + host));
+        } else if (!oldInject.get().header().equalsIgnoreCase(n.header())
+            || !oldInject.get().template().equals(n.template())) {
+          found.add(
+              new Loosening(
+                  TreeReader.field(at, "header"),
+                  Loosening.Kind.INJECTION_CHANGED,
+                  oldInject.get().header()
+                      + ": "
+                      + oldInject.get().template()
+                      + " -> "
+                      + n.header()
+                      + ": "
+                      + n.template()));
+        }
+      }
+    }
+    java.util.SortedSet<String> held = is.proxyHeldCredentials();
+    for (String name : was.proxyHeldCredentials()) {
+      if (is.credentials().containsKey(name) && !held.contains(name)) {
+        found.add(
+            new Loosening(
+                TreeReader.field(TreeReader.field(agentPath, "credentials"), name),
+                Loosening.Kind.CREDENTIAL_TO_WORKLOAD,
+                "credential "
+                    + name
+                    + " is no longer held by the proxy: the workload gets its value"));
+      }
+    }
   }
 
   /** Whether {@code old} reaches at least every address {@code now} does (ports aside). */

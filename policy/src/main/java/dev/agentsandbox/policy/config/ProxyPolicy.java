@@ -2,6 +2,7 @@ package dev.agentsandbox.policy.config;
 
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.net.InternalRule;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +28,9 @@ import java.util.TreeMap;
  * @param decisions a file path for decision lines, or {@code -} for standard output
  * @param metrics {@code HOST:PORT} for the metrics endpoint
  * @param limits the proxy's limits; absent ones keep the proxy's defaults
+ * @param inspect the hosts whose TLS the proxy terminates, with the run CA's expiry and where the
+ *     injected credentials are read from; absent when every host is an opaque tunnel (and then left
+ *     out of the document, so a proxy older than inspection still reads it)
  */
 public record ProxyPolicy(
     String listen,
@@ -38,7 +42,8 @@ public record ProxyPolicy(
     Optional<String> runId,
     Optional<String> decisions,
     Optional<String> metrics,
-    Limits limits) {
+    Limits limits,
+    Optional<InspectPolicy> inspect) {
 
   /** Where every backend's proxy writes its decisions: standard output, which the backend reads. */
   public static final String DECISIONS_TO_STDOUT = "-";
@@ -54,7 +59,81 @@ public record ProxyPolicy(
     Objects.requireNonNull(decisions, "decisions");
     Objects.requireNonNull(metrics, "metrics");
     Objects.requireNonNull(limits, "limits");
+    Objects.requireNonNull(inspect, "inspect");
   }
+
+  /** A document without inspected hosts. */
+  public ProxyPolicy(
+      String listen,
+      AllowList allow,
+      Optional<AllowList> instanceAllow,
+      List<InternalRule> internal,
+      Optional<Map<String, List<String>>> hosts,
+      Optional<String> dnsServer,
+      Optional<String> runId,
+      Optional<String> decisions,
+      Optional<String> metrics,
+      Limits limits) {
+    this(
+        listen,
+        allow,
+        instanceAllow,
+        internal,
+        hosts,
+        dnsServer,
+        runId,
+        decisions,
+        metrics,
+        limits,
+        Optional.empty());
+  }
+
+  /**
+   * What a proxy whose policy inspects hosts prints on standard error, once, before its ready line:
+   * this prefix, then the run CA's certificate as one line of base64 DER. Backends read it to give
+   * the sandbox the certificate (never the key, which has no line).
+   */
+  public static final String CA_LINE = "agent-sandbox proxy run CA certificate ";
+
+  /** The line announcing a run CA's certificate, given as PEM text. */
+  public static String caLine(String pem) {
+    String body =
+        pem.replace("-----BEGIN CERTIFICATE-----", "")
+            .replace("-----END CERTIFICATE-----", "")
+            .replaceAll("\\s", "");
+    return CA_LINE + body;
+  }
+
+  /**
+   * The run CA's certificate as PEM text if {@code line} announces one ({@link #CA_LINE}); a line
+   * whose rest is not base64 announces nothing.
+   */
+  public static Optional<String> caCertificate(String line) {
+    int at = line.indexOf(CA_LINE);
+    if (at < 0) {
+      return Optional.empty();
+    }
+    String body = line.substring(at + CA_LINE.length()).strip();
+    byte[] der;
+    try {
+      der = java.util.Base64.getDecoder().decode(body);
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+    if (der.length == 0) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "-----BEGIN CERTIFICATE-----\n"
+            + java.util.Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
+            + "\n-----END CERTIFICATE-----\n");
+  }
+
+  /**
+   * Where a proxy in its own container or pod reads the values of the credentials it injects: one
+   * file per credential name, in a folder of the proxy's alone (never the workload's).
+   */
+  public static final String PROXY_CREDENTIALS_DIR = "/run/agent-sandbox/proxy-credentials";
 
   /**
    * The document for one run's proxy: its egress, listening on every address of the sandbox's
@@ -66,10 +145,55 @@ public record ProxyPolicy(
 
   /**
    * The document for one run's proxy listening on {@code host} only (its address on the sandbox's
-   * side of the fence), at {@code port}, decisions on standard output.
+   * side of the fence), at {@code port}, decisions on standard output. A run that inspects hosts
+   * needs {@link #forRun(RunEgress, String, String, int, Instant, String)}.
    */
   public static ProxyPolicy forRun(RunEgress egress, String runId, String host, int port) {
+    if (!egress.inspect().isEmpty()) {
+      // Dropping the section would let every inspected host's traffic through unruled.
+      throw new IllegalArgumentException(
+          "run "
+              + runId
+              + " inspects hosts: its policy needs the CA's expiry and a credentials folder");
+    }
+    return forRun(egress, runId, host, port, Instant.EPOCH, PROXY_CREDENTIALS_DIR);
+  }
+
+  /**
+   * The document for one run's proxy: its egress, listening on every address of the sandbox's
+   * network at {@code port}, decisions on standard output; when the run inspects hosts, its CA
+   * expires at {@code caExpiresAt} (the run's end) and the injected credentials are read from
+   * {@code credentialsDir}.
+   */
+  public static ProxyPolicy forRun(
+      RunEgress egress, String runId, int port, Instant caExpiresAt, String credentialsDir) {
+    return forRun(egress, runId, "0.0.0.0", port, caExpiresAt, credentialsDir);
+  }
+
+  /**
+   * The document for one run's proxy listening on {@code host} only, at {@code port}, decisions on
+   * standard output; when the run inspects hosts, its CA expires at {@code caExpiresAt} (the run's
+   * end) and the injected credentials are read from {@code credentialsDir}.
+   */
+  public static ProxyPolicy forRun(
+      RunEgress egress,
+      String runId,
+      String host,
+      int port,
+      Instant caExpiresAt,
+      String credentialsDir) {
     Objects.requireNonNull(host, "host");
+    Optional<InspectPolicy> inspect =
+        egress.inspect().isEmpty()
+            ? Optional.empty()
+            : Optional.of(
+                new InspectPolicy(
+                    egress.inspect(),
+                    caExpiresAt,
+                    egress.inspect().stream().anyMatch(h -> h.inject().isPresent())
+                        ? Optional.of(credentialsDir)
+                        : Optional.empty(),
+                    egress.upstreamCa()));
     return new ProxyPolicy(
         (host.contains(":") ? "[" + host + "]" : host) + ":" + port,
         egress.allow(),
@@ -82,7 +206,8 @@ public record ProxyPolicy(
         Optional.of(runId),
         Optional.of(DECISIONS_TO_STDOUT),
         Optional.empty(),
-        Limits.DEFAULTS);
+        Limits.DEFAULTS,
+        inspect);
   }
 
   /**
@@ -114,6 +239,7 @@ public record ProxyPolicy(
     if (!limits.equals(Limits.DEFAULTS)) {
       tree.put("limits", limits.toTree());
     }
+    inspect.ifPresent(section -> tree.put("inspect", section.toTree()));
     return tree;
   }
 

@@ -24,7 +24,8 @@ final class ProxyPolicyReader {
           "run_id",
           "decisions",
           "metrics",
-          "limits");
+          "limits",
+          "inspect");
   private static final Set<String> LIMITS =
       SandboxConfigReader.orderedSet(
           "connect_timeout_ms",
@@ -70,6 +71,8 @@ final class ProxyPolicyReader {
     Optional<String> decisions = optionalString(reader, doc, "decisions");
     Optional<String> metrics = optionalString(reader, doc, "metrics");
     ProxyPolicy.Limits limits = limits(reader, doc.get("limits"));
+    Optional<InspectPolicy> inspect =
+        doc.get("inspect") == null ? Optional.empty() : inspect(reader, doc.get("inspect"), allow);
     reader.throwIfAny();
     return new ProxyPolicy(
         listen,
@@ -81,7 +84,87 @@ final class ProxyPolicyReader {
         runId,
         decisions,
         metrics,
-        limits);
+        limits,
+        inspect);
+  }
+
+  private static final Set<String> INSPECT =
+      SandboxConfigReader.orderedSet("hosts", "ca_expires_at", "credentials_dir", "upstream_ca");
+
+  private static Optional<InspectPolicy> inspect(TreeReader reader, Object value, AllowList allow) {
+    Map<String, Object> tree = reader.object("inspect", value);
+    if (tree == null) {
+      return Optional.empty();
+    }
+    onlyKeys(reader, "inspect", tree, INSPECT);
+    java.util.TreeMap<String, InspectedHost> hosts =
+        InspectReader.hosts(
+            reader, "inspect.hosts", tree.get("hosts"), Optional.of(allow), Optional.empty());
+    boolean ok = true;
+    if (tree.get("hosts") == null
+        || (hosts.isEmpty() && tree.get("hosts") instanceof Map<?, ?> m && m.isEmpty())) {
+      reader.problem(
+          "inspect.hosts", "is required (at least one host; leave inspect out for none)");
+      ok = false;
+    }
+    java.time.Instant expires = null;
+    String expiresText =
+        tree.get("ca_expires_at") == null
+            ? null
+            : reader.string("inspect.ca_expires_at", tree.get("ca_expires_at"));
+    if (expiresText == null) {
+      if (tree.get("ca_expires_at") == null) {
+        reader.problem(
+            "inspect.ca_expires_at", "is required (when the run ends, as 2026-12-01T10:15:00Z)");
+      }
+      ok = false;
+    } else {
+      try {
+        expires = java.time.Instant.parse(expiresText);
+      } catch (java.time.format.DateTimeParseException e) {
+        reader.problem(
+            "inspect.ca_expires_at",
+            "'"
+                + TreeReader.echo(expiresText)
+                + "' is not an instant (such as 2026-12-01T10:15:00Z)");
+        ok = false;
+      }
+    }
+    Optional<String> credentialsDir =
+        optionalString(reader, tree, "credentials_dir", "inspect.credentials_dir");
+    if (credentialsDir.isPresent() && !credentialsDir.get().startsWith("/")) {
+      reader.problem("inspect.credentials_dir", "must be an absolute path");
+      ok = false;
+    }
+    if (credentialsDir.isEmpty() && hosts.values().stream().anyMatch(h -> h.inject().isPresent())) {
+      reader.problem(
+          "inspect.credentials_dir",
+          "is required when a host injects a credential (the folder its value is read from)");
+      ok = false;
+    }
+    Optional<String> upstreamCa =
+        optionalString(reader, tree, "upstream_ca", "inspect.upstream_ca");
+    if (upstreamCa.isPresent()
+        && (upstreamCa.get().length() > InspectPolicy.MAX_UPSTREAM_CA
+            || !upstreamCa.get().contains("-----BEGIN CERTIFICATE-----"))) {
+      reader.problem(
+          "inspect.upstream_ca",
+          "must be PEM certificates (-----BEGIN CERTIFICATE-----), at most "
+              + InspectPolicy.MAX_UPSTREAM_CA
+              + " characters");
+      ok = false;
+    }
+    if (!ok || hosts.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new InspectPolicy(List.copyOf(hosts.values()), expires, credentialsDir, upstreamCa));
+  }
+
+  private static Optional<String> optionalString(
+      TreeReader reader, Map<String, Object> tree, String key, String path) {
+    Object value = tree.get(key);
+    return value == null ? Optional.empty() : Optional.ofNullable(reader.string(path, value));
   }
 
   /** Unknown fields named as such, so a misspelling reads as one. */

@@ -18,17 +18,40 @@ import java.util.Optional;
  *     own ports
  * @param hosts static name-to-address mappings the proxy uses instead of DNS: when there are any,
  *     the proxy resolves every name from them alone (tests, air-gapped sites); none means DNS
+ * @param inspect the agent's inspected hosts, whose TLS the proxy terminates
+ * @param upstreamCa the operator's PEM certificates the proxy verifies inspected hosts with instead
+ *     of the system's trust store, if any
  */
 public record RunEgress(
     AllowList allow,
     Optional<AllowList> instanceAllow,
     List<InternalDestination> internal,
-    Map<String, List<String>> hosts) {
+    Map<String, List<String>> hosts,
+    List<InspectedHost> inspect,
+    Optional<String> upstreamCa) {
   public RunEgress {
     Objects.requireNonNull(allow, "allow");
     Objects.requireNonNull(instanceAllow, "instanceAllow");
     internal = List.copyOf(internal);
     hosts = Map.copyOf(hosts);
+    inspect = List.copyOf(inspect);
+    Objects.requireNonNull(upstreamCa, "upstreamCa");
+  }
+
+  /** The egress of a run that inspects no host. */
+  public RunEgress(
+      AllowList allow,
+      Optional<AllowList> instanceAllow,
+      List<InternalDestination> internal,
+      Map<String, List<String>> hosts) {
+    this(allow, instanceAllow, internal, hosts, List.of(), Optional.empty());
+  }
+
+  /** The names of the credentials the proxy injects, which the workload gets as placeholders. */
+  public java.util.SortedSet<String> proxyHeldCredentials() {
+    java.util.TreeSet<String> names = new java.util.TreeSet<>();
+    inspect.forEach(h -> h.inject().ifPresent(i -> names.add(i.credential())));
+    return names;
   }
 
   /** The address ranges among the internal destinations, as written ({@code 10.20.1.0/24}). */

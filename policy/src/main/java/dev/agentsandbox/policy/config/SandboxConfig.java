@@ -104,6 +104,9 @@ public record SandboxConfig(
     agent.internal().forEach((name, destination) -> internal.put(name, internalTree(destination)));
     tree.put("internal", internal);
     tree.put("warm", agent.warm());
+    Map<String, Object> inspect = new LinkedHashMap<>();
+    agent.inspect().forEach((host, entry) -> inspect.put(host, entry.toTree()));
+    tree.put("inspect", inspect);
     Map<String, Object> sessions = new LinkedHashMap<>();
     sessions.put("max_file_bytes", agent.sessions().maxFileBytes());
     sessions.put("max_stdin_bytes", agent.sessions().maxStdinBytes());

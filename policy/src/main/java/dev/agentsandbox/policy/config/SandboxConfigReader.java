@@ -4,6 +4,7 @@ import dev.agentsandbox.policy.AllowList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
@@ -24,6 +25,7 @@ final class SandboxConfigReader {
           "outputs",
           "internal",
           "warm",
+          "inspect",
           "sessions");
   private static final Set<String> AGENT_READ_ONLY = Set.of("effective_allow");
   private static final Set<String> RESOURCES = orderedSet("cpus", "memory_mb", "pids");
@@ -157,10 +159,27 @@ final class SandboxConfigReader {
     int warm =
         reader.wholeNumber(
             TreeReader.field(path, "warm"), agent.get("warm"), 0, 0, AgentSettings.MAX_WARM);
+    TreeMap<String, InspectedHost> inspect =
+        InspectReader.hosts(
+            reader,
+            TreeReader.field(path, "inspect"),
+            agent.get("inspect"),
+            Optional.of(allow),
+            Optional.of(credentials.keySet()));
     SessionLimits sessions =
         sessions(reader, TreeReader.field(path, "sessions"), agent.get("sessions"));
     return new AgentSettings(
-        allow, image, scope, ttl, resources, credentials, outputs, internal, warm, sessions);
+        allow,
+        image,
+        scope,
+        ttl,
+        resources,
+        credentials,
+        outputs,
+        internal,
+        warm,
+        inspect,
+        sessions);
   }
 
   private static SessionLimits sessions(TreeReader reader, String path, Object value) {

@@ -3,6 +3,7 @@ package dev.agentsandbox.policy.event;
 import dev.agentsandbox.policy.net.Reason;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * One decision of the egress proxy on one connection attempt (a CONNECT tunnel or one plain HTTP
@@ -29,6 +30,12 @@ import java.util.Map;
  * @param end how an allowed attempt ended ({@code client-closed}, {@code upstream-closed}, {@code
  *     idle-timeout}, {@code lifetime-exceeded}, {@code error}), null for refusals
  * @param detail a short human explanation of a refusal, null when allowed
+ * @param path on an inspected host, the request's normalised path without its query; else null (and
+ *     left out of the wire form, so that an opaque tunnel's decision reads as it always did)
+ * @param status on an inspected host, the status the upstream answered an allowed request with;
+ *     else null
+ * @param credential on an inspected host, the name of the credential the proxy set (never its
+ *     value); else null
  */
 public record DecisionRecord(
     Instant time,
@@ -45,7 +52,48 @@ public record DecisionRecord(
     long durationMs,
     boolean first,
     String end,
-    String detail) {
+    String detail,
+    String path,
+    Integer status,
+    String credential) {
+  /** A decision of an opaque tunnel or a plain HTTP request: no path, status or credential. */
+  public DecisionRecord(
+      Instant time,
+      String runId,
+      String client,
+      String method,
+      String host,
+      int port,
+      boolean allowed,
+      Reason reason,
+      String address,
+      long bytesUp,
+      long bytesDown,
+      long durationMs,
+      boolean first,
+      String end,
+      String detail) {
+    this(
+        time,
+        runId,
+        client,
+        method,
+        host,
+        port,
+        allowed,
+        reason,
+        address,
+        bytesUp,
+        bytesDown,
+        durationMs,
+        first,
+        end,
+        detail,
+        null,
+        null,
+        null);
+  }
+
   public DecisionRecord {
     if (time == null || runId == null || client == null || method == null || host == null) {
       throw new IllegalArgumentException("time, run id, client, method and host are required");
@@ -80,12 +128,16 @@ public record DecisionRecord(
         durationMs,
         true,
         end,
-        detail);
+        detail,
+        path,
+        status,
+        credential);
   }
 
   /**
    * The wire form: every field, always, in this order ({@code null} where a field has no value),
-   * snake_case, {@code time} as RFC 3339, {@code reason} by its wire name.
+   * snake_case, {@code time} as RFC 3339, {@code reason} by its wire name; then, on an inspected
+   * host only, {@code path}, {@code status} and {@code credential}, each where it has a value.
    */
   public Map<String, Object> toTree() {
     return Fields.tree()
@@ -104,6 +156,9 @@ public record DecisionRecord(
         .put("first", first)
         .put("end", end)
         .put("detail", detail)
+        .putIfPresent("path", Optional.ofNullable(path))
+        .putIfPresent("status", Optional.ofNullable(status))
+        .putIfPresent("credential", Optional.ofNullable(credential))
         .build();
   }
 
@@ -140,6 +195,9 @@ public record DecisionRecord(
     boolean first = f.bool("first");
     String end = f.optionalString("end").orElse(null);
     String detail = f.optionalString("detail").orElse(null);
+    String path = f.optionalString("path").orElse(null);
+    Integer status = f.optionalInteger("status").orElse(null);
+    String credential = f.optionalString("credential").orElse(null);
     f.done();
     return new DecisionRecord(
         time,
@@ -156,6 +214,9 @@ public record DecisionRecord(
         durationMs,
         first,
         end,
-        detail);
+        detail,
+        path,
+        status,
+        credential);
   }
 }

@@ -21,6 +21,10 @@ import java.util.Optional;
  * @param reason why
  * @param address the checked address, when one was resolved
  * @param first whether the proxy marked it the first allow of its host
+ * @param path on an inspected host, the request's normalised path (query dropped)
+ * @param status on an inspected host, the status the upstream answered an allowed request with
+ * @param credential on an inspected host, the name (never the value) of the credential the proxy
+ *     set on the request
  * @param steps a session's steps the decision was attributed to (those running when the proxy made
  *     it); empty for a one-shot run
  */
@@ -34,8 +38,66 @@ public record EgressRecorded(
     Reason reason,
     Optional<String> address,
     boolean first,
+    Optional<String> path,
+    Optional<Integer> status,
+    Optional<String> credential,
     List<Integer> steps)
     implements RunEvent {
+
+  /** A decision of an opaque tunnel or a plain HTTP request: no path, status or credential. */
+  public EgressRecorded(
+      boolean allowed,
+      Instant time,
+      String client,
+      String method,
+      String host,
+      int port,
+      Reason reason,
+      Optional<String> address,
+      boolean first) {
+    this(
+        allowed,
+        time,
+        client,
+        method,
+        host,
+        port,
+        reason,
+        address,
+        first,
+        Optional.empty(),
+        Optional.empty(),
+        Optional.empty(),
+        List.of());
+  }
+
+  /** A session's decision of an opaque tunnel or a plain HTTP request, with its steps. */
+  public EgressRecorded(
+      boolean allowed,
+      Instant time,
+      String client,
+      String method,
+      String host,
+      int port,
+      Reason reason,
+      Optional<String> address,
+      boolean first,
+      List<Integer> steps) {
+    this(
+        allowed,
+        time,
+        client,
+        method,
+        host,
+        port,
+        reason,
+        address,
+        first,
+        Optional.empty(),
+        Optional.empty(),
+        Optional.empty(),
+        steps);
+  }
 
   public EgressRecorded {
     Objects.requireNonNull(time, "time");
@@ -43,6 +105,9 @@ public record EgressRecorded(
     Objects.requireNonNull(method, "method");
     Objects.requireNonNull(host, "host");
     Objects.requireNonNull(address, "address");
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(status, "status");
+    Objects.requireNonNull(credential, "credential");
     steps = List.copyOf(steps);
     if (reason == null || allowed != (reason == Reason.ALLOWED)) {
       throw new IllegalArgumentException("an allowed decision has reason allowed, a refusal not");
@@ -66,6 +131,9 @@ public record EgressRecorded(
         d.reason(),
         Optional.ofNullable(d.address()),
         d.first(),
+        Optional.ofNullable(d.path()),
+        Optional.ofNullable(d.status()),
+        Optional.ofNullable(d.credential()),
         steps);
   }
 
@@ -79,7 +147,11 @@ public record EgressRecorded(
     return allowed ? EventType.EGRESS_ALLOW : EventType.EGRESS_DENY;
   }
 
-  /** The row's data; {@code address} is always there, {@code null} when none was resolved. */
+  /**
+   * The row's data; {@code address} is always there, {@code null} when none was resolved; {@code
+   * path}, {@code status} and {@code credential} only where the proxy reported them (an inspected
+   * host), so a row of an opaque tunnel reads as it always did.
+   */
   @Override
   public Map<String, Object> toTree() {
     return Fields.tree()
@@ -91,6 +163,9 @@ public record EgressRecorded(
         .put("reason", reason.wireName())
         .put("address", address.orElse(null))
         .put("first", first)
+        .putIfPresent("path", path)
+        .putIfPresent("status", status)
+        .putIfPresent("credential", credential)
         .putIf(!steps.isEmpty(), "steps", steps)
         .build();
   }
@@ -136,12 +211,27 @@ public record EgressRecorded(
     Reason reason = f.named("reason", Reason::fromWireName, Reason.ALLOWED);
     Optional<String> address = f.optionalString("address");
     boolean first = f.bool("first");
+    Optional<String> path = f.optionalString("path");
+    Optional<Integer> status = f.optionalInteger("status");
+    Optional<String> credential = f.optionalString("credential");
     List<Integer> steps = f.integersOrEmpty("steps");
     if (f.has("reason") && allowed != (reason == Reason.ALLOWED)) {
       f.problem("reason", "does not go with " + what);
     }
     f.done();
     return new EgressRecorded(
-        allowed, time, client, method, host, port, reason, address, first, steps);
+        allowed,
+        time,
+        client,
+        method,
+        host,
+        port,
+        reason,
+        address,
+        first,
+        path,
+        status,
+        credential,
+        steps);
   }
 }

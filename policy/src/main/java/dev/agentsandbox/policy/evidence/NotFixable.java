@@ -50,11 +50,15 @@ public record NotFixable(RefusalGroup refusals, Why why) {
         "proxy-state",
         "the proxy was at its connection limit or still awaiting its policy: not a decision about"
             + " the host"),
-    UPSTREAM_FAILED("upstream-failed", "the host was allowed and its address did not connect"),
+    UPSTREAM_FAILED(
+        "upstream-failed",
+        "the host was allowed and its address did not connect, or (an inspected host) its TLS"
+            + " did not verify"),
     NOT_AN_ALLOW_LIST_REFUSAL(
         "not-an-allow-list-refusal",
-        "the reason is not one an allow-list entry decides (a method or path rule of an inspected"
-            + " host, or a reason this version does not know)"),
+        "the reason is not one an allow-list entry decides (an inspected host's method or path"
+            + " rule, a request naming another host than its inspected tunnel, or a reason this"
+            + " version does not know)"),
     READER_REFUSED("reader-refused", "the configuration reader refuses the entry it would need");
 
     private final String wireName;

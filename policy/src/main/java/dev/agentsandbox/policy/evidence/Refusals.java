@@ -48,7 +48,12 @@ final class Refusals {
           case SNI_MISSING -> NotFixable.Why.SNI_MISSING;
           case UPGRADE_REFUSED -> NotFixable.Why.UPGRADE_REFUSED;
           case TOO_MANY_CONNECTIONS, POLICY_PENDING -> NotFixable.Why.PROXY_STATE;
-          case CONNECT_TIMEOUT, CONNECT_FAILED -> NotFixable.Why.UPSTREAM_FAILED;
+          case CONNECT_TIMEOUT, CONNECT_FAILED, UPSTREAM_CERTIFICATE, UPSTREAM_TLS ->
+              NotFixable.Why.UPSTREAM_FAILED;
+          // An inspected host's own rules: the host is listed already, and an entry for another
+          // host does not make a request naming it inside this host's tunnel pass.
+          case METHOD_NOT_ALLOWED, PATH_NOT_ALLOWED, AUTHORITY_MISMATCH ->
+              NotFixable.Why.NOT_AN_ALLOW_LIST_REFUSAL;
         };
     if (why != null) {
       return new Standing.Stays(why);

@@ -42,7 +42,28 @@ public enum Reason {
    * The proxy was started awaiting its policy (a pooled proxy) and no policy had arrived when the
    * connection was accepted: everything is refused, nothing resolved or dialled.
    */
-  POLICY_PENDING("policy-pending");
+  POLICY_PENDING("policy-pending"),
+  /**
+   * On an inspected host: no rule names the request's method (or it is not one a rule may name).
+   */
+  METHOD_NOT_ALLOWED("method-not-allowed"),
+  /**
+   * On an inspected host: rules name the method but none allows this path, or the path cannot be
+   * normalised unambiguously (an encoded slash, path parameters, a broken escape, ...).
+   */
+  PATH_NOT_ALLOWED("path-not-allowed"),
+  /**
+   * On an inspected host: the request's {@code Host} header or HTTP/2 {@code :authority} names
+   * another host than the one the tunnel was decided for (and the TLS server name checked).
+   */
+  AUTHORITY_MISMATCH("authority-mismatch"),
+  /**
+   * An inspected host's real certificate did not verify: expired, not yet valid, issued for another
+   * name, or by no authority the proxy trusts.
+   */
+  UPSTREAM_CERTIFICATE("upstream-certificate"),
+  /** The TLS handshake with an inspected host failed for another reason than its certificate. */
+  UPSTREAM_TLS("upstream-tls");
 
   private final String wireName;
 

@@ -49,7 +49,11 @@ public final class EnvScreen {
           "SSL_CERT_FILE",
           "SSL_CERT_DIR",
           "CURL_CA_BUNDLE",
-          "REQUESTS_CA_BUNDLE");
+          "REQUESTS_CA_BUNDLE",
+          // The rest of what a run that inspects hosts sets to trust its proxy's CA.
+          "GIT_SSL_CAINFO",
+          "GIT_SSL_CAPATH",
+          "PIP_CERT");
 
   private EnvScreen() {}
 

@@ -35,27 +35,20 @@ class SandboxConfigTest {
                 "agents",
                 Map.of(
                     "helper",
-                    Map.of(
-                        "allow",
-                        List.of("api.vendor.com"),
-                        "image",
-                        AgentSettings.DEFAULT_IMAGE,
-                        "scope",
-                        "helper",
-                        "ttl_seconds",
-                        900,
-                        "resources",
-                        Map.of("cpus", 1.0, "memory_mb", 512, "pids", 256),
-                        "credentials",
-                        Map.of(),
-                        "outputs",
-                        Map.of("max_bytes", 16L << 20, "max_files", 100),
-                        "internal",
-                        Map.of(),
-                        "warm",
-                        0,
-                        "sessions",
-                        Map.of("max_file_bytes", 64L << 20, "max_stdin_bytes", 256 << 10)))));
+                    Map.ofEntries(
+                        Map.entry("allow", List.of("api.vendor.com")),
+                        Map.entry("image", AgentSettings.DEFAULT_IMAGE),
+                        Map.entry("scope", "helper"),
+                        Map.entry("ttl_seconds", 900),
+                        Map.entry("resources", Map.of("cpus", 1.0, "memory_mb", 512, "pids", 256)),
+                        Map.entry("credentials", Map.of()),
+                        Map.entry("outputs", Map.of("max_bytes", 16L << 20, "max_files", 100)),
+                        Map.entry("internal", Map.of()),
+                        Map.entry("warm", 0),
+                        Map.entry("inspect", Map.of()),
+                        Map.entry(
+                            "sessions",
+                            Map.of("max_file_bytes", 64L << 20, "max_stdin_bytes", 256 << 10))))));
   }
 
   @Test

@@ -208,6 +208,19 @@ class EgressProposerTest {
                 deny("api.example.com", 443, "path-not-allowed", "r1"),
                 "not-an-allow-list-refusal")),
         row(
+            "a request naming another host inside an inspected tunnel is not an allow-list"
+                + " refusal",
+            staysRefused(
+                deny("api.example.com", 443, "authority-mismatch", "r1"),
+                "not-an-allow-list-refusal")),
+        row(
+            "an inspected host's invalid certificate stays (the upstream failed)",
+            staysRefused(
+                deny("api.example.com", 443, "upstream-certificate", "r1"), "upstream-failed")),
+        row(
+            "an inspected host's failed TLS handshake stays (the upstream failed)",
+            staysRefused(deny("api.example.com", 443, "upstream-tls", "r1"), "upstream-failed")),
+        row(
             "a deny row claiming 'allowed' is not an allow-list refusal",
             staysRefused(
                 deny("api.example.com", 443, "allowed", "r1"), "not-an-allow-list-refusal")),

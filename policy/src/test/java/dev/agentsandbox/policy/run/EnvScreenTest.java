@@ -34,6 +34,11 @@ class EnvScreenTest {
         Arguments.of("glibc host aliases", "HOSTALIASES", "steer"),
         Arguments.of("resolver options", "RES_OPTIONS", "steer"),
         Arguments.of("a CA bundle to intercept TLS", "SSL_CERT_FILE", "steer"),
+        Arguments.of("git's CA bundle (an inspected run's trust)", "GIT_SSL_CAINFO", "steer"),
+        Arguments.of("pip's CA bundle (an inspected run's trust)", "PIP_CERT", "steer"),
+        Arguments.of(
+            "Java's launcher options (an inspected run's trust)", "JDK_JAVA_OPTIONS", "steer"),
+        Arguments.of("Node's extra CAs", "NODE_EXTRA_CA_CERTS", "steer"),
         Arguments.of("reserved prefix", "AGENT_SANDBOX_RUN_ID", "reserved"),
         Arguments.of("key with equals sign", "A=B", "letters, digits"),
         Arguments.of("key starting with a digit", "1A", "letters, digits"),
