@@ -576,7 +576,7 @@ export interface components {
         Loosening: {
             path: string;
             /** @enum {unknown} */
-            kind: "enabled_turned_on" | "backend_weakened" | "runtime_class_not_required" | "agent_added" | "allow_entry_added" | "allow_entry_widened" | "scope_changed" | "ttl_raised" | "resource_raised" | "egress_unrestricted" | "credential_added" | "credential_widened" | "credential_in_env" | "outputs_raised" | "internal_destination_added" | "internal_destination_widened" | "internal_port_added" | "internal_widest_raised" | "warm_raised" | "session_limit_raised";
+            kind: "enabled_turned_on" | "backend_weakened" | "runtime_class_not_required" | "agent_added" | "allow_entry_added" | "allow_entry_widened" | "scope_changed" | "ttl_raised" | "resource_raised" | "egress_unrestricted" | "credential_added" | "credential_widened" | "credential_in_env" | "outputs_raised" | "internal_destination_added" | "internal_destination_widened" | "internal_port_added" | "internal_widest_raised" | "warm_raised" | "inspection_rules_removed" | "inspection_rule_widened" | "injection_added" | "injection_changed" | "credential_to_workload" | "session_limit_raised";
             detail: string;
         };
         /** @description What an accepted PUT changed. */
@@ -614,6 +614,10 @@ export interface components {
             };
             /** @description Sandboxes kept prepared for this agent's next runs, each used once (docs/backends/docker.md#the-warm-pool). */
             warm?: number;
+            /** @description Allow-list hosts whose TLS the run's proxy terminates with the run's own CA, by exact host name (no wildcard, no port): method and path rules for each request, and a credential the proxy sets as a header that the workload never holds (docs/proxy.md#inspected-hosts). Inspecting a host or narrowing its rules is a tightening; removing or widening rules, injecting a credential into a host, changing its header or template, and giving a proxy-held credential back to the workload are loosenings. */
+            inspect?: {
+                [key: string]: components["schemas"]["InspectedHost"];
+            };
             sessions?: components["schemas"]["SessionLimits"];
         };
         /** @description One agent's sandbox, as answered. */
@@ -635,6 +639,10 @@ export interface components {
             outputs: components["schemas"]["OutputLimits"];
             /** @description Sandboxes kept prepared for this agent's next runs, each used once (docs/backends/docker.md#the-warm-pool). */
             warm?: number;
+            /** @description Allow-list hosts whose TLS the run's proxy terminates with the run's own CA, by exact host name (no wildcard, no port): method and path rules for each request, and a credential the proxy sets as a header that the workload never holds (docs/proxy.md#inspected-hosts). Inspecting a host or narrowing its rules is a tightening; removing or widening rules, injecting a credential into a host, changing its header or template, and giving a proxy-held credential back to the workload are loosenings. */
+            inspect?: {
+                [key: string]: components["schemas"]["InspectedHost"];
+            };
             sessions?: components["schemas"]["SessionLimits"];
         };
         /** @description The whole sandbox configuration; every field is optional and takes its default when left out. */
@@ -780,6 +788,12 @@ export interface components {
             first?: boolean;
             end?: string | null;
             detail?: string | null;
+            /** @description On an inspected host only: the request's normalised path, query dropped. */
+            path?: string;
+            /** @description On an inspected host only: the status the upstream answered an allowed request with. */
+            status?: number;
+            /** @description On an inspected host only: the name (never the value) of the credential the proxy set on the request. */
+            credential?: string;
             /** @description A session's steps that were running when the proxy made the decision (a run answered from the store). */
             steps?: number[];
         };
@@ -1082,6 +1096,12 @@ export interface components {
             reason?: string;
             address?: string | null;
             first?: boolean;
+            /** @description On an inspected host only: the request's normalised path, query dropped. */
+            path?: string;
+            /** @description On an inspected host only: the status the upstream answered an allowed request with. */
+            status?: number;
+            /** @description On an inspected host only: the name (never the value) of the credential the proxy set on the request. */
+            credential?: string;
             /** @description A session's steps that were running when the proxy made the decision. */
             steps?: number[];
         };
@@ -1104,6 +1124,17 @@ export interface components {
                 pod_ports?: number[];
             };
             ports: number[];
+        };
+        /** @description One inspected host (docs/proxy.md#inspected-hosts). */
+        InspectedHost: {
+            /** @description `METHODS PATH`: methods from GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS separated by commas (or `*` for all), one space, a path pattern whose segments are literals, `*` (one segment) or a last `**` (any number), such as `GET,HEAD /repos/acme/**`. Requests are matched after percent-decoding once, merging slashes and removing dot segments; an ambiguous path is refused. Absent: every request is allowed (the host is inspected only to inject); empty: every request is refused. */
+            rules?: string[];
+            /** @description One of the agent's credentials, set on every request to this host only; the workload gets the placeholder `proxy-managed` instead of its value. */
+            credential?: string;
+            /** @description The header the credential is set as (default `Authorization`); framing, hop-by-hop and proxy headers are refused. */
+            header?: string;
+            /** @description The header's value with `{credential}` exactly once (default `Bearer {credential}` for Authorization, `{credential}` otherwise). */
+            template?: string;
         };
         /**
          * @description A one-shot run, or a session whose steps and files come one at a time.
