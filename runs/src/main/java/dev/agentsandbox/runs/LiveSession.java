@@ -321,6 +321,25 @@ final class LiveSession {
     }
   }
 
+  /**
+   * The steps whose result is not recorded yet: the running ones, and those that ended but are
+   * still waiting for their decisions or writing their rows ({@link SessionSteps}).
+   */
+  List<LiveStep> unrecordedSteps() {
+    lock.lock();
+    try {
+      List<LiveStep> out = new ArrayList<>();
+      for (LiveStep step : steps.values()) {
+        if (!step.ended.isDone()) {
+          out.add(step);
+        }
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** The steps running now. */
   List<LiveStep> runningSteps() {
     lock.lock();
