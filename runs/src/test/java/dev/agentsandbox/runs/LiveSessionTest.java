@@ -1,10 +1,14 @@
 package dev.agentsandbox.runs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.agentsandbox.policy.config.SessionLimits;
 import dev.agentsandbox.policy.event.DecisionRecord;
 import dev.agentsandbox.policy.net.Reason;
+import dev.agentsandbox.runs.session.SessionEnding;
+import dev.agentsandbox.runs.session.SessionError;
+import dev.agentsandbox.runs.session.SessionRefusedException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -52,6 +56,25 @@ class LiveSessionTest {
     session.attribute(denial(stepEnded.plusSeconds(1)));
 
     assertThat(await(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void onceItIsEndingNoStepIsNumberedAndItsSandboxIsNotHandedOut() {
+    session.opened(null);
+    assertThat(session.requestEnd(SessionEnding.CLOSED)).isTrue();
+
+    // The window between a close and the run's removal: the run is still held, so these checks
+    // are what refuse a step racing the close.
+    assertThatThrownBy(() -> session.reserve("run-1", number -> null))
+        .isInstanceOfSatisfying(
+            SessionRefusedException.class,
+            e -> assertThat(e.error()).isEqualTo(SessionError.RUN_ENDED));
+    assertThatThrownBy(() -> session.sandbox("run-1"))
+        .isInstanceOfSatisfying(
+            SessionRefusedException.class,
+            e -> assertThat(e.error()).isEqualTo(SessionError.RUN_ENDED));
+    assertThat(session.stepsStarted()).isZero();
+    assertThat(session.requestEnd(SessionEnding.IDLE)).as("it ends once").isFalse();
   }
 
   private boolean await(Duration settle) {
