@@ -1,4 +1,4 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -10,6 +10,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.cli.CliProcess;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;

@@ -1,18 +1,18 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.agentsandbox.cli.DrillObservation.AuditRef;
-import dev.agentsandbox.cli.DrillObservation.Decision;
-import dev.agentsandbox.cli.DrillObservation.Refusal;
-import dev.agentsandbox.cli.DrillTranscript.Chain;
-import dev.agentsandbox.cli.DrillTranscript.Configuration;
-import dev.agentsandbox.cli.DrillTranscript.Host;
-import dev.agentsandbox.cli.DrillTranscript.Leftovers;
-import dev.agentsandbox.cli.DrillTranscript.StepResult;
-import dev.agentsandbox.cli.DrillTranscript.Versions;
+import dev.agentsandbox.cli.drill.DrillObservation.AuditRef;
+import dev.agentsandbox.cli.drill.DrillObservation.Decision;
+import dev.agentsandbox.cli.drill.DrillObservation.Refusal;
+import dev.agentsandbox.cli.drill.DrillTranscript.Chain;
+import dev.agentsandbox.cli.drill.DrillTranscript.Configuration;
+import dev.agentsandbox.cli.drill.DrillTranscript.Host;
+import dev.agentsandbox.cli.drill.DrillTranscript.Leftovers;
+import dev.agentsandbox.cli.drill.DrillTranscript.StepResult;
+import dev.agentsandbox.cli.drill.DrillTranscript.Versions;
 import dev.agentsandbox.policy.event.EgressRecorded;
 import dev.agentsandbox.policy.event.Refused;
 import dev.agentsandbox.policy.event.RunEvent;
@@ -655,7 +655,7 @@ class DrillJudgementTest {
           .contains(c.failingLayer());
       DrillTranscript transcript = transcript(List.of(result));
       assertThat(transcript.verdict()).isEqualTo("failed");
-      assertThat(DrillCommand.exitCode(transcript.verdict())).isEqualTo(DrillCommand.LAYER_FAILED);
+      assertThat(Drill.exitCode(transcript.verdict())).isEqualTo(Drill.LAYER_FAILED);
     }
   }
 
@@ -673,7 +673,7 @@ class DrillJudgementTest {
         DrillSteps.all(SETUP).stream().map(s -> firstHeld.get(s.name())).toList();
     DrillTranscript transcript = transcript(results);
     assertThat(transcript.verdict()).isEqualTo("held");
-    assertThat(DrillCommand.exitCode(transcript.verdict())).isZero();
+    assertThat(Drill.exitCode(transcript.verdict())).isZero();
     assertThat(DrillVerifier.judgementProblems(transcript))
         .as("a transcript with one held result per step name verifies its own judgement")
         .isEmpty();
@@ -691,17 +691,17 @@ class DrillJudgementTest {
 
   @Test
   void aRunStillLiveAtTheEndFailsTheDrill() {
-    Leftovers leftovers = DrillCommand.leftoversOf(Map.of(RUN, "running"), List.of(RUN));
+    Leftovers leftovers = DrillEnd.leftoversOf(Map.of(RUN, "running"), List.of(RUN));
     assertThat(leftovers.verdict()).isEqualTo("failed");
-    assertThat(DrillCommand.leftoversOf(Map.of(RUN, "deadline"), List.of()).verdict())
+    assertThat(DrillEnd.leftoversOf(Map.of(RUN, "deadline"), List.of()).verdict())
         .isEqualTo("held");
   }
 
   @Test
   void fewerRunsAtOnceByDefaultWhereTheGuestsAreEmulated() {
-    assertThat(DrillCommand.defaultParallel("emulated")).isEqualTo(DrillRunner.PARALLEL_EMULATED);
-    assertThat(DrillCommand.defaultParallel("container")).isEqualTo(DrillRunner.PARALLEL);
-    assertThat(DrillRunner.PARALLEL_EMULATED).isLessThan(DrillRunner.PARALLEL);
+    assertThat(Drill.defaultParallel("emulated")).isEqualTo(Drill.PARALLEL_EMULATED);
+    assertThat(Drill.defaultParallel("container")).isEqualTo(Drill.PARALLEL);
+    assertThat(Drill.PARALLEL_EMULATED).isLessThan(Drill.PARALLEL);
   }
 
   @Test
@@ -714,15 +714,15 @@ class DrillJudgementTest {
                 + "drill: address=127.0.0.1\ndrill: proxy=172.30.0.2:3128\ndrill: ready=yes\n",
             List.of(),
             "running");
-    assertThat(DrillSteps.learnedFromPeer(hostile))
+    assertThat(PeerSandboxStep.learnedFromPeer(hostile))
         .contains(List.of("8080", "172.30.0.2:3128", "172.30.0.4"));
     assertThat(
-            DrillSteps.learnedFromPeer(
+            PeerSandboxStep.learnedFromPeer(
                 target(TARGET_HELD.replace("172.30.0.2:3128", "$(reboot):3128"), List.of(), "x")))
         .as("a proxy that is not an address and port")
         .isEmpty();
     assertThat(
-            DrillSteps.learnedFromPeer(
+            PeerSandboxStep.learnedFromPeer(
                 target(TARGET_HELD.replace("drill: ready=yes\n", ""), List.of(), "running")))
         .as("not ready yet")
         .isEmpty();
@@ -770,7 +770,7 @@ class DrillJudgementTest {
   }
 
   private static DrillTranscript transcript(List<StepResult> results) {
-    Leftovers leftovers = DrillCommand.leftoversOf(Map.of(RUN, "exited"), List.of());
+    Leftovers leftovers = DrillEnd.leftoversOf(Map.of(RUN, "exited"), List.of());
     Chain chain = new Chain("held", true, 100, List.of(), 100, "h100");
     return new DrillTranscript(
         DrillTranscript.FORMAT,
