@@ -21,14 +21,17 @@ import java.util.StringJoiner;
  *
  * <p>Thread-safe (the JDK client is): {@code run} follows the output on one thread while it polls
  * the run's decisions on another.
+ *
+ * <p>Public for the drill ({@code dev.agentsandbox.cli.drill}), the one command with its own
+ * package; it is made by {@link ApiConnection} alone.
  */
-final class AdminApi implements AutoCloseable {
+public final class AdminApi implements AutoCloseable {
   /** The feature's base path. */
-  static final String BASE = "/api/admin/platform/agent-sandbox";
+  public static final String BASE = "/api/admin/platform/agent-sandbox";
 
-  static final String RUNS = BASE + "/runs";
+  public static final String RUNS = BASE + "/runs";
   static final String EGRESS_POLICY = "/api/admin/platform/egress-policy";
-  static final String AUDIT = "/api/admin/platform/audit";
+  public static final String AUDIT = "/api/admin/platform/audit";
 
   /** Who the token presented is (its name, scopes and agents). */
   static final String TOKEN = "/api/admin/platform/token";
@@ -46,7 +49,7 @@ final class AdminApi implements AutoCloseable {
   }
 
   /** The service's base URL, as given. */
-  String base() {
+  public String base() {
     return base;
   }
 
@@ -56,14 +59,14 @@ final class AdminApi implements AutoCloseable {
   }
 
   /** An answer: status, the ETag if any, the body. */
-  record Answer(int status, String etag, String body) {
-    JsonNode json() throws IOException {
+  public record Answer(int status, String etag, String body) {
+    public JsonNode json() throws IOException {
       return JSON.readTree(body);
     }
   }
 
   /** A path with query parameters; null values are left out. */
-  static String path(String path, Map<String, String> query) {
+  public static String path(String path, Map<String, String> query) {
     StringJoiner joined = new StringJoiner("&", "?", "").setEmptyValue("");
     query.forEach(
         (name, value) -> {
@@ -74,14 +77,14 @@ final class AdminApi implements AutoCloseable {
     return path + joined;
   }
 
-  HttpRequest.Builder request(String path, Duration timeout) {
+  public HttpRequest.Builder request(String path, Duration timeout) {
     return HttpRequest.newBuilder(URI.create(base + path))
         .timeout(timeout)
         .header("Authorization", "Bearer " + token);
   }
 
   /** Sends and returns the answer whatever its status. */
-  Answer exchange(HttpRequest request) throws IOException, InterruptedException {
+  public Answer exchange(HttpRequest request) throws IOException, InterruptedException {
     HttpResponse<String> response;
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofString());
@@ -93,7 +96,7 @@ final class AdminApi implements AutoCloseable {
   }
 
   /** Sends and returns the answer, or throws {@link ApiCallException} for a non-2xx one. */
-  Answer call(String what, HttpRequest request) throws IOException, InterruptedException {
+  public Answer call(String what, HttpRequest request) throws IOException, InterruptedException {
     Answer answer = exchange(request);
     if (answer.status() / 100 != 2) {
       throw ApiCallException.of(what, answer);
@@ -102,12 +105,12 @@ final class AdminApi implements AutoCloseable {
   }
 
   /** GET as JSON. */
-  JsonNode get(String what, String path) throws IOException, InterruptedException {
+  public JsonNode get(String what, String path) throws IOException, InterruptedException {
     return call(what, request(path, Duration.ofSeconds(30)).GET().build()).json();
   }
 
   /** A JSON body for POST or PUT. */
-  static HttpRequest.BodyPublisher json(Object body) throws IOException {
+  public static HttpRequest.BodyPublisher json(Object body) throws IOException {
     return HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body));
   }
 

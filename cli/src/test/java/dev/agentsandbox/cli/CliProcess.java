@@ -19,11 +19,11 @@ import java.util.function.Predicate;
  * The packaged {@code agent-sandbox} jar run as a process, its stdout and stderr read line by line
  * as they arrive, each line with the instant it was read.
  */
-final class CliProcess implements AutoCloseable {
+public final class CliProcess implements AutoCloseable {
   /** A line as read, with when. */
-  record Line(Instant at, String text) {}
+  public record Line(Instant at, String text) {}
 
-  static final Path JAR = Path.of("target", "agent-sandbox.jar");
+  public static final Path JAR = Path.of("target", "agent-sandbox.jar");
 
   private final Process process;
   private final List<Line> out = new ArrayList<>();
@@ -43,7 +43,7 @@ final class CliProcess implements AutoCloseable {
    * returns that base URL; the rest of its output is drained in the background so its pipe never
    * fills.
    */
-  static String awaitListening(Process serve) throws IOException {
+  public static String awaitListening(Process serve) throws IOException {
     BufferedReader out =
         new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
     Instant until = Instant.now().plusSeconds(120);
@@ -68,12 +68,12 @@ final class CliProcess implements AutoCloseable {
     throw new AssertionError("serve did not say where it listens within 120 s");
   }
 
-  static CliProcess start(Map<String, String> env, String... args) throws IOException {
+  public static CliProcess start(Map<String, String> env, String... args) throws IOException {
     return startIn(null, env, args);
   }
 
   /** Like {@link #start}, in working directory {@code directory} (null: this process's own). */
-  static CliProcess startIn(Path directory, Map<String, String> env, String... args)
+  public static CliProcess startIn(Path directory, Map<String, String> env, String... args)
       throws IOException {
     List<String> command = new ArrayList<>();
     // As a shell starts a foreground command: SIGINT at its default. A build started in the
@@ -96,7 +96,8 @@ final class CliProcess implements AutoCloseable {
   }
 
   /** Runs to the end with {@code stdin} as standard input; bounded by {@code timeout}. */
-  static CliProcess run(Map<String, String> env, String stdin, Duration timeout, String... args)
+  public static CliProcess run(
+      Map<String, String> env, String stdin, Duration timeout, String... args)
       throws IOException, InterruptedException {
     CliProcess cli = start(env, args);
     try (OutputStream in = cli.process.getOutputStream()) {
@@ -121,12 +122,12 @@ final class CliProcess implements AutoCloseable {
     }
   }
 
-  long pid() {
+  public long pid() {
     return process.pid();
   }
 
   /** Waits for the process to end; kills it and fails past {@code timeout}. */
-  int await(Duration timeout) throws InterruptedException {
+  public int await(Duration timeout) throws InterruptedException {
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       process.destroyForcibly();
       throw new AssertionError("the CLI did not end within " + timeout + "; " + this);
@@ -154,19 +155,19 @@ final class CliProcess implements AutoCloseable {
     }
   }
 
-  synchronized List<Line> out() {
+  public synchronized List<Line> out() {
     return List.copyOf(out);
   }
 
-  synchronized List<Line> err() {
+  public synchronized List<Line> err() {
     return List.copyOf(err);
   }
 
-  synchronized String outText() {
+  public synchronized String outText() {
     return String.join("\n", out.stream().map(Line::text).toList());
   }
 
-  synchronized String errText() {
+  public synchronized String errText() {
     return String.join("\n", err.stream().map(Line::text).toList());
   }
 

@@ -62,6 +62,38 @@ class ClientSideLayoutTest {
         .check(classes);
   }
 
+  /**
+   * The drill has its own package (docs/architecture.md, {@code cli.drill}): the command line
+   * reaches it through {@code DrillCommand} alone, and it uses nothing of the command line but the
+   * admin API's client.
+   */
+  @Test
+  void theDrillIsReachedByItsCommandAndUsesOnlyTheApiClient() {
+    noClasses()
+        .that()
+        .resideInAPackage("dev.agentsandbox.cli")
+        .and(
+            DescribedPredicate.describe(
+                "are not DrillCommand",
+                (JavaClass c) ->
+                    !outermost(c).getName().equals("dev.agentsandbox.cli.DrillCommand")))
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("dev.agentsandbox.cli.drill..")
+        .check(classes);
+    noClasses()
+        .that()
+        .resideInAPackage("dev.agentsandbox.cli.drill..")
+        .should()
+        .dependOnClassesThat(
+            DescribedPredicate.describe(
+                "are the command line's other than AdminApi",
+                (JavaClass c) ->
+                    c.getPackageName().equals("dev.agentsandbox.cli")
+                        && !outermost(c).getName().equals("dev.agentsandbox.cli.AdminApi")))
+        .check(classes);
+  }
+
   private static JavaClass outermost(JavaClass c) {
     JavaClass outer = c;
     while (outer.getEnclosingClass().isPresent()) {

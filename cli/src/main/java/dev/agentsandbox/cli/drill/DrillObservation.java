@@ -1,4 +1,4 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.policy.event.EgressRecorded;

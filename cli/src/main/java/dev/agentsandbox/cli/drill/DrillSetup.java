@@ -1,4 +1,4 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
 import java.util.List;
 import java.util.regex.Pattern;
@@ -6,8 +6,9 @@ import java.util.regex.Pattern;
 /**
  * What a drill attacks with and what the agent's limits are: everything the steps' scripts and
  * judgements depend on, recorded in the transcript so that {@code drill verify} judges the same.
- * Every value is checked here against a strict grammar, because each is written into a shell
- * script.
+ * Every value is checked here against a strict grammar: each becomes an argument of a step's script
+ * ({@link DrillScript}: never part of its text) and a word in the transcript, and a host, address
+ * or path that reads otherwise is an operator's mistake to refuse before anything runs.
  *
  * @param drillId the drill's id, a label on each of its runs
  * @param agent the agent the runs run as

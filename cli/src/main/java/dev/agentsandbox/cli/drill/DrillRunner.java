@@ -1,9 +1,10 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.agentsandbox.cli.DrillObservation.AuditRef;
-import dev.agentsandbox.cli.DrillObservation.Decision;
-import dev.agentsandbox.cli.DrillObservation.Refusal;
+import dev.agentsandbox.cli.AdminApi;
+import dev.agentsandbox.cli.drill.DrillObservation.AuditRef;
+import dev.agentsandbox.cli.drill.DrillObservation.Decision;
+import dev.agentsandbox.cli.drill.DrillObservation.Refusal;
 import dev.agentsandbox.policy.event.Refused;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -25,19 +26,10 @@ import java.util.concurrent.Semaphore;
 /**
  * Carries the drill's steps out through the admin API: each step's run started with the drill's
  * labels, followed to its end and its teardown row, then read back with its proxy decisions and
- * audit rows. Runs go at most {@link #PARALLEL} at a time (the longest, run-forever, first), so a
+ * audit rows. Runs go at most {@code --parallel} at a time (the longest, run-forever, first), so a
  * drill takes about the agent's TTL plus a minute.
  */
 final class DrillRunner {
-  /** Runs of the drill live at once by default; the control plane's own cap is 16. */
-  static final int PARALLEL = 4;
-
-  /**
-   * Runs live at once by default where the backend's isolation is emulated (QEMU under TCG): each
-   * guest needs seconds of host CPU to boot, so more at once on a small host only slows every one.
-   */
-  static final int PARALLEL_EMULATED = 2;
-
   /**
    * How long after its deadline a run may take to end and be torn down before the drill gives up.
    */

@@ -1,7 +1,7 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
-import dev.agentsandbox.cli.DrillObservation.AuditRef;
-import dev.agentsandbox.cli.DrillTranscript.StepResult;
+import dev.agentsandbox.cli.drill.DrillObservation.AuditRef;
+import dev.agentsandbox.cli.drill.DrillTranscript.StepResult;
 import java.util.List;
 import java.util.Map;
 

@@ -1,15 +1,17 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
+import static dev.agentsandbox.cli.drill.DrillItHost.assertNoMicroVmLeft;
+import static dev.agentsandbox.cli.drill.DrillItHost.assertNothingLeft;
+import static dev.agentsandbox.cli.drill.DrillItHost.check;
+import static dev.agentsandbox.cli.drill.DrillItHost.run;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.github.dockerjava.api.DockerClient;
 import com.sun.net.httpserver.HttpServer;
-import dev.agentsandbox.backend.Labels;
-import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.cli.CliProcess;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -300,7 +302,7 @@ class DrillIT {
     if (side.backend.equals("docker")) {
       assertNothingLeft(runIds);
     } else {
-      assertNoMicroVmLeft(runIds);
+      assertNoMicroVmLeft(runIds, MICROVM_RUN_DIR);
     }
 
     CliProcess verified = side.cli("drill", "verify", side.out.resolve("drill.json").toString());
@@ -381,81 +383,6 @@ class DrillIT {
     assertThat(apply.await(Duration.ofSeconds(1))).as(apply.toString()).isZero();
   }
 
-  private static void assertNothingLeft(List<String> runIds) {
-    DockerClient docker = DockerClients.fromEnvironment();
-    for (String runId : runIds) {
-      assertThat(
-              docker
-                  .listContainersCmd()
-                  .withShowAll(true)
-                  .withLabelFilter(Map.of(Labels.RUN_ID, runId))
-                  .exec())
-          .as("containers left by run " + runId)
-          .isEmpty();
-      assertThat(
-              docker
-                  .listNetworksCmd()
-                  .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
-                  .exec())
-          .as("networks left by run " + runId)
-          .isEmpty();
-      assertThat(
-              docker
-                  .listVolumesCmd()
-                  .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
-                  .exec()
-                  .getVolumes())
-          .as("volumes left by run " + runId)
-          .isNullOrEmpty();
-    }
-  }
-
-  /**
-   * Nothing of the microVM runs is left on this host: no run directory, no tap whose alias names
-   * the run, no nftables element naming it, no process whose command line names its directory.
-   */
-  private static void assertNoMicroVmLeft(List<String> runIds) throws Exception {
-    String table = output("nft", "list", "table", "inet", "agent_sandbox");
-    List<String> aliases = new ArrayList<>();
-    try (var links = Files.list(Path.of("/sys/class/net"))) {
-      for (Path link : links.toList()) {
-        Path alias = link.resolve("ifalias");
-        if (Files.isReadable(alias)) {
-          aliases.add(link.getFileName() + " " + Files.readString(alias).strip());
-        }
-      }
-    }
-    for (String runId : runIds) {
-      assertThat(MICROVM_RUN_DIR.resolve(runId)).as("run directory of " + runId).doesNotExist();
-      assertThat(aliases).as("taps of run " + runId).noneMatch(a -> a.endsWith("run=" + runId));
-      assertThat(table.lines().filter(l -> l.contains("run " + runId)).toList())
-          .as("nftables elements of run " + runId)
-          .isEmpty();
-      assertThat(
-              ProcessHandle.allProcesses()
-                  .filter(
-                      p ->
-                          p.info()
-                              .arguments()
-                              .map(a -> String.join(" ", a))
-                              .orElse("")
-                              .contains(MICROVM_RUN_DIR.resolve(runId) + "/"))
-                  .map(ProcessHandle::pid)
-                  .toList())
-          .as("processes of run " + runId)
-          .isEmpty();
-    }
-  }
-
-  private static String output(String... command) throws IOException, InterruptedException {
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    String text = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!process.waitFor(30, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-    }
-    return text;
-  }
-
   private static Process serve(Path data, String runtime) throws IOException {
     String java = ProcessHandle.current().info().command().orElse("java");
     return new ProcessBuilder(
@@ -509,21 +436,5 @@ class DrillIT {
       }
     }
     return fail("this host has no IPv4 address but loopback");
-  }
-
-  private static int run(String... command) throws IOException, InterruptedException {
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    process.getInputStream().readAllBytes();
-    if (!process.waitFor(30, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      return -1;
-    }
-    return process.exitValue();
-  }
-
-  private static void check(int status, String what) throws IOException {
-    if (status != 0) {
-      throw new IOException(what + " failed with status " + status + " (the ITs run as root)");
-    }
   }
 }

@@ -1,4 +1,4 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
 import java.util.ArrayList;
 import java.util.List;

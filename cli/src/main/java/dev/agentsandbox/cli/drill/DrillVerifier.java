@@ -1,8 +1,9 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.agentsandbox.cli.DrillObservation.AuditRef;
-import dev.agentsandbox.cli.DrillTranscript.StepResult;
+import dev.agentsandbox.cli.AdminApi;
+import dev.agentsandbox.cli.drill.DrillObservation.AuditRef;
+import dev.agentsandbox.cli.drill.DrillTranscript.StepResult;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,7 +119,7 @@ final class DrillVerifier {
       problems.add("the transcript's steps " + names + " are not the drill's " + expected);
     }
     DrillTranscript.Leftovers leftovers =
-        DrillCommand.leftoversOf(transcript.leftovers().runs(), listedLive(transcript));
+        DrillEnd.leftoversOf(transcript.leftovers().runs(), listedLive(transcript));
     if (!leftovers.verdict().equals(transcript.leftovers().verdict())) {
       problems.add("nothing-left-behind: the verdict does not follow from the runs' statuses");
     }

@@ -1,4 +1,4 @@
-package dev.agentsandbox.cli;
+package dev.agentsandbox.cli.drill;
 
 /**
  * One layer's expected refusal in a drill step and what was seen there.

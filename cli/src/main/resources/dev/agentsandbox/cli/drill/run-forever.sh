@@ -1,0 +1,2 @@
+echo "drill: forever=started"
+while :; do sleep 5; done
