@@ -123,7 +123,7 @@ class ProxyPoolIT {
               .withHostConfig(
                   HostConfig.newHostConfig()
                       .withRuntime("runc")
-                      .withNetworkMode(RunLayout.fenceName(standby.id()))
+                      .withNetworkMode(FenceLayout.fenceName(standby.id()))
                       .withCapDrop(Capability.ALL)
                       .withReadonlyRootfs(true)
                       .withTmpFs(Map.of("/tmp", "rw,size=16m")))
