@@ -16,7 +16,7 @@ import com.github.dockerjava.api.model.HostConfig;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Sandbox;
-import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
+import dev.agentsandbox.testing.RecordingListener;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
