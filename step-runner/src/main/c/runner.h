@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#define PROTOCOL_VERSION 1
+#define PROTOCOL_VERSION 2
 #define HEADER_BYTES 9
 #define MAX_PAYLOAD 65536
 #define MAX_STEPS 8

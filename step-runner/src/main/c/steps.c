@@ -36,6 +36,7 @@ struct step {
   int input_end;
   int exited, status, killed;
   long long drain_until;
+  uint64_t opens_before;
 };
 
 static struct step steps[MAX_STEPS];
@@ -47,6 +48,58 @@ static long long now_ms(void) {
 }
 
 void steps_init(char **env) { base_env = env; }
+
+/*
+ * The TCP connections this network namespace has opened so far (the kernel's ActiveOpens, counted
+ * when a connect() sends its SYN, whether it then succeeds or not), or OPENS_UNKNOWN when
+ * /proc/net/snmp cannot be read or parsed. The sandbox's only way out is a TCP connection to its
+ * proxy, so a step during which it did not move made no connection the proxy could decide on.
+ */
+#define OPENS_UNKNOWN UINT64_MAX
+static uint64_t tcp_active_opens(void) {
+  char buf[4096];
+  int fd = open("/proc/net/snmp", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return OPENS_UNKNOWN;
+  size_t len = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    len += (size_t)n;
+    if (len == sizeof buf - 1) break;
+  }
+  close(fd);
+  buf[len] = 0;
+  /* Two "Tcp:" lines: the names, then the values, in the same order. */
+  char *names = strstr(buf, "\nTcp: ");
+  if (names == NULL) return OPENS_UNKNOWN;
+  names += 6;
+  char *values = strstr(names, "\nTcp: ");
+  if (values == NULL) return OPENS_UNKNOWN;
+  *values = 0;
+  values += 6;
+  int column = -1, i = 0;
+  for (char *save = NULL, *name = strtok_r(names, " \n", &save); name != NULL;
+       name = strtok_r(NULL, " \n", &save), i++) {
+    if (strcmp(name, "ActiveOpens") == 0) {
+      column = i;
+      break;
+    }
+  }
+  if (column < 0) return OPENS_UNKNOWN;
+  i = 0;
+  for (char *save = NULL, *value = strtok_r(values, " \n", &save); value != NULL;
+       value = strtok_r(NULL, " \n", &save), i++) {
+    if (i == column) {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(value, &end, 10);
+      if (errno != 0 || *end != 0 || end == value || value[0] == '-') return OPENS_UNKNOWN;
+      return (uint64_t)v;
+    }
+  }
+  return OPENS_UNKNOWN;
+}
 
 static struct step *find(uint32_t id) {
   for (int i = 0; i < MAX_STEPS; i++) {
@@ -234,6 +287,7 @@ void op_exec(uint32_t id, struct reader *r) {
     if (strncmp(env[i], "PATH=", 5) == 0) path = env[i] + 5;
   }
   if (path == NULL) path = "/usr/local/bin:/usr/bin:/bin";
+  uint64_t opens_before = tcp_active_opens();
   pid_t pid = fork();
   if (pid == 0) child(argv, env, path, pipes[0][0], pipes[1][1], pipes[2][1], cwd_fd, procs);
   if (pid < 0) {
@@ -251,6 +305,7 @@ void op_exec(uint32_t id, struct reader *r) {
   }
   setpgid(pid, pid);
   s->pid = pid;
+  s->opens_before = opens_before;
   s->in = pipes[0][1];
   s->out = pipes[1][0];
   s->err = pipes[2][0];
@@ -317,6 +372,12 @@ static void finish(struct step *s) {
   put_u32(&f, how);
   put_u32(&f, code);
   put_u32(&f, (uint32_t)s->killed);
+  /* Connections opened while it ran (by anything in the sandbox), or unknown. */
+  uint64_t opens_after = tcp_active_opens();
+  put_u64(&f, s->opens_before == OPENS_UNKNOWN || opens_after == OPENS_UNKNOWN ||
+                      opens_after < s->opens_before
+                  ? OPENS_UNKNOWN
+                  : opens_after - s->opens_before);
   send_frame(&f, R_EXITED, s->id);
   close_fd(&s->out);
   close_fd(&s->err);

@@ -1,7 +1,7 @@
 package dev.agentsandbox.artifacts;
 
 import dev.agentsandbox.artifacts.CollectedOutputs.Reason;
-import dev.agentsandbox.policy.text.ShownText;
+import dev.agentsandbox.policy.text.Bounded;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 
@@ -51,7 +51,6 @@ final class EntryRules {
    * character that would reorder or hide the list).
    */
   static String shown(String path) {
-    String shown = path.length() > 200 ? path.substring(0, 197) + "..." : path;
-    return ShownText.visible(shown, ShownText.Rule.NAME);
+    return Bounded.within(path, 200, Bounded.Escape.NAME);
   }
 }

@@ -1,6 +1,6 @@
 package dev.agentsandbox.artifacts;
 
-import dev.agentsandbox.policy.text.ShownText;
+import dev.agentsandbox.policy.text.Bounded;
 
 /** A name that {@link ArtifactPath} refuses; the message never repeats a long name whole. */
 public final class InvalidArtifactPathException extends ArtifactException {
@@ -18,7 +18,6 @@ public final class InvalidArtifactPathException extends ArtifactException {
     if (path == null) {
       return "(none)";
     }
-    String cut = path.length() > 80 ? path.substring(0, 77) + "..." : path;
-    return "'" + ShownText.visible(cut, ShownText.Rule.NAME) + "'";
+    return "'" + Bounded.within(path, 80, Bounded.Escape.NAME) + "'";
   }
 }

@@ -3,6 +3,7 @@ package dev.agentsandbox.credentials;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.run.Redactor;
+import dev.agentsandbox.policy.text.Bounded;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -216,8 +217,9 @@ public final class CommandIssuer {
    * it printed on standard output if it printed one (a command that minted, then failed), the
    * values of the environment variables it was given whose names say secret ({@link #SECRET_NAME}),
    * and every shape {@link Redactor} knows ({@code NAME=value} with a secret-sounding name, bearer
-   * headers, JWTs, AWS keys, Vault tokens...); then control characters made spaces, and at most
-   * {@value #STDERR_KEPT} characters kept.
+   * headers, JWTs, AWS keys, Vault tokens...); then made one line (whitespace runs one space, other
+   * control characters {@code ?}: {@link Bounded.Escape#ONE_LINE}), and at most {@value
+   * #STDERR_KEPT} characters kept.
    */
   static String redactedStderr(byte[] stderr, byte[] stdout, Map<String, String> env) {
     List<String> secrets = new ArrayList<>();
@@ -241,7 +243,6 @@ public final class CommandIssuer {
         });
     String redacted =
         new Redactor(secrets).redact(new String(stderr, StandardCharsets.UTF_8)).strip();
-    String s = redacted.replaceAll("\\p{Cntrl}", " ");
-    return s.length() > STDERR_KEPT ? s.substring(0, STDERR_KEPT - 3) + "..." : s;
+    return Bounded.within(redacted, STDERR_KEPT, Bounded.Escape.ONE_LINE);
   }
 }

@@ -1,5 +1,7 @@
 package dev.agentsandbox.mcp;
 
+import dev.agentsandbox.policy.text.Bounded;
+
 /** Bounded text for messages and results: a model's context, like a terminal, is not infinite. */
 final class Texts {
   /** The most of anything a client sent that a message quotes. */
@@ -9,7 +11,7 @@ final class Texts {
 
   /** {@code text} cut to {@link #ECHO_CHARS}, with an ellipsis when cut. */
   static String bounded(String text) {
-    return text.length() <= ECHO_CHARS ? text : text.substring(0, ECHO_CHARS) + "…";
+    return Bounded.text(text, ECHO_CHARS, Bounded.Escape.NONE, "…");
   }
 
   /**

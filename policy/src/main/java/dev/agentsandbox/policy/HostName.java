@@ -1,6 +1,7 @@
 package dev.agentsandbox.policy;
 
 import dev.agentsandbox.policy.InvalidHostException.Problem;
+import dev.agentsandbox.policy.text.Bounded;
 import java.net.IDN;
 import java.util.Locale;
 import java.util.regex.Pattern;
@@ -145,7 +146,7 @@ public final class HostName {
 
   /** Quotes a bounded prefix of untrusted input for an error message. */
   static String echo(String s) {
-    return "'" + (s.length() > ECHO_LIMIT ? s.substring(0, ECHO_LIMIT) + "..." : s) + "'";
+    return "'" + Bounded.text(s, ECHO_LIMIT, Bounded.Escape.NONE) + "'";
   }
 
   private static InvalidHostException invalid(String message) {

@@ -1,20 +1,17 @@
 package dev.agentsandbox.proxy;
 
-/** Bounded, printable echoes of untrusted input for refusal bodies, decisions and logs. */
+import dev.agentsandbox.policy.text.Bounded;
+
+/**
+ * Bounded, printable echoes of untrusted input for refusal bodies, decisions and logs: the proxy's
+ * limit, and printable ASCII only ({@link Bounded.Escape#PRINTABLE_ASCII}).
+ */
 final class Echo {
   private static final int LIMIT = 80;
 
   private Echo() {}
 
   static String of(String raw) {
-    if (raw == null) {
-      return "";
-    }
-    StringBuilder out = new StringBuilder(Math.min(raw.length(), LIMIT) + 3);
-    for (int i = 0; i < raw.length() && out.length() < LIMIT; i++) {
-      char c = raw.charAt(i);
-      out.append(c >= 0x20 && c < 0x7f ? c : '?');
-    }
-    return raw.length() > LIMIT ? out + "..." : out.toString();
+    return Bounded.text(raw, LIMIT, Bounded.Escape.PRINTABLE_ASCII);
   }
 }

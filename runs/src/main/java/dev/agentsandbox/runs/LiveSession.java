@@ -57,6 +57,8 @@ final class LiveSession {
   private int started;
   private SessionEnding requested;
   private boolean ending;
+  // The proxy's own time of the newest decision that reached this session (its stream is ordered).
+  private Instant newestDecision = Instant.MIN;
 
   LiveSession(
       int idleSeconds, SessionLimits limits, Instant deadline, List<String> secrets, Clock clock) {
@@ -319,6 +321,25 @@ final class LiveSession {
     }
   }
 
+  /**
+   * The steps whose result is not recorded yet: the running ones, and those that ended but are
+   * still waiting for their decisions or writing their rows ({@link SessionSteps}).
+   */
+  List<LiveStep> unrecordedSteps() {
+    lock.lock();
+    try {
+      List<LiveStep> out = new ArrayList<>();
+      for (LiveStep step : steps.values()) {
+        if (!step.ended.isDone()) {
+          out.add(step);
+        }
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** The steps running now. */
   List<LiveStep> runningSteps() {
     lock.lock();
@@ -336,6 +357,31 @@ final class LiveSession {
   }
 
   /**
+   * Waits, at most {@code settle}, until a decision the proxy made after {@code at} has reached the
+   * session. The proxy's decisions come in the order it wrote them, so once one made after {@code
+   * at} is here every decision written before it is too: a step that ended at {@code at} has all of
+   * its own. When none comes (the usual case: nothing else is talking) the whole {@code settle} is
+   * waited, which bounds how late a decision may be and still make the step's answer.
+   *
+   * @return whether the stream passed {@code at} (false: the time ran out first)
+   */
+  boolean awaitDecisionsPast(Instant at, Duration settle) throws InterruptedException {
+    long left = settle.toNanos();
+    lock.lock();
+    try {
+      while (!newestDecision.isAfter(at)) {
+        if (left <= 0) {
+          return false;
+        }
+        left = changed.awaitNanos(left);
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
    * Attributes one proxy decision to the steps that were running when the proxy made it, by its own
    * {@code time} (else now): running steps started by then, and held ended steps whose run covers
    * it (a decision reported just after its step ended). Returns their numbers, for the decision's
@@ -347,6 +393,10 @@ final class LiveSession {
     List<Integer> numbers = new ArrayList<>();
     lock.lock();
     try {
+      if (at.isAfter(newestDecision)) {
+        newestDecision = at;
+        changed.signalAll();
+      }
       for (LiveStep step : steps.values()) {
         if (step.ranAt(at)) {
           step.addDecision(decision);

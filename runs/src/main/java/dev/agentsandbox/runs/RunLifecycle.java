@@ -19,6 +19,7 @@ import dev.agentsandbox.policy.event.RuntimeMismatched;
 import dev.agentsandbox.policy.event.Started;
 import dev.agentsandbox.policy.event.TimedOut;
 import dev.agentsandbox.policy.event.TornDown;
+import dev.agentsandbox.policy.text.Bounded;
 import dev.agentsandbox.runs.audit.RunTrail;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
@@ -342,10 +343,11 @@ final class RunLifecycle {
         collected.droppedCount());
   }
 
+  /** A backend's or an exception's message as a run's row keeps it: at most 500 characters. */
   static String bounded(String message) {
     if (message == null) {
       return "(no detail)";
     }
-    return message.length() > 500 ? message.substring(0, 500) + "..." : message;
+    return Bounded.text(message, 500, Bounded.Escape.NONE);
   }
 }

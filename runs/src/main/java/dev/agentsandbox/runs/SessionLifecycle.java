@@ -93,7 +93,9 @@ final class SessionLifecycle {
     session.markEnding();
     session.ready.completeExceptionally(
         new IllegalStateException("the session ended before its sandbox was ready"));
-    List<LiveStep> running = session.runningSteps();
+    // Steps that ended but are not recorded yet are waited for too: their rows come before the
+    // session's artifacts and teardown.
+    List<LiveStep> running = session.unrecordedSteps();
     running.forEach(LiveStep::endWithSession);
     Instant until = clock.instant().plus(STEPS_GRACE);
     for (LiveStep step : running) {

@@ -42,6 +42,17 @@ final class SessionSteps {
   /** How long a killed step may take to stop before it is recorded as lost. */
   static final Duration KILL_GRACE = Duration.ofSeconds(10);
 
+  /**
+   * How long after a step's command ended its answer waits for the proxy's decisions still on their
+   * way (the proxy writes a refusal before it answers the client, but its line reaches the control
+   * plane by another stream than the step's end). A decision made after the step ended cuts the
+   * wait short; one that arrives later still is the step's in {@code GET .../steps/{n}} and the
+   * timeline, not in its answer. Not waited when the backend says the sandbox opened no connection
+   * while the step ran ({@link StepEnd#connectionsOpened()}: a hint from inside the sandbox, which
+   * only ever shortens this wait and never changes what is audited).
+   */
+  static final Duration EGRESS_SETTLE = Duration.ofMillis(200);
+
   /** How much of each stream of a step the store keeps. */
   static final int STORED_TAIL_BYTES = 16 * 1024;
 
@@ -270,6 +281,15 @@ final class SessionSteps {
             run.runId(),
             step.number,
             e.toString());
+      }
+    }
+    if (pump != null && end.connectionsOpened().orElse(1) > 0) {
+      // A step that started, in a sandbox that opened a connection while it ran (or may have): its
+      // decisions may still be on their way. With none opened the proxy decided nothing new.
+      try {
+        session.awaitDecisionsPast(endedAt, EGRESS_SETTLE);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       }
     }
     var reason = step.reason(end.end());

@@ -371,6 +371,39 @@ class SessionStepsTest {
     assertThat(server.await(WAIT).orElseThrow().end()).contains(StepEndReason.KILLED);
   }
 
+  @Test
+  void aRefusalReportedJustAfterTheCommandExitedIsInTheStepsAnswer() throws Exception {
+    // The proxy writes a refusal before it answers the client, but the line reaches the control
+    // plane by another stream than the step's end: here it is delivered only once the step's
+    // output has closed, i.e. after the command exited and its end was seen (CI saw exactly this
+    // on Docker: curl's 403 in the answer, the refusal missing).
+    start();
+    RunningStep step = service.sessions().exec(ACTOR, id, sh("echo fetching; sleep 0.3; exit 22"));
+    RunOutput.Chunk first = step.output().read(0, WAIT.toMillis());
+    assertThat(first.lines()).contains("fetching\n");
+    Instant madeAt = Instant.now();
+    long seq = first.nextSeq();
+    for (int i = 0; i < 1000; i++) {
+      RunOutput.Chunk next = step.output().read(seq, 100);
+      seq = next.nextSeq();
+      if (next.finished()) {
+        break;
+      }
+    }
+    f.backend.session(id).decide(decision("deny", "denied.test", madeAt));
+
+    StepView answer = step.await(WAIT).orElseThrow();
+
+    assertThat(answer.exitStatus()).isEqualTo(22);
+    assertThat(answer.output().orElseThrow().egress())
+        .extracting(d -> d.get("host"))
+        .as("the exec answer waits for decisions still on their way")
+        .containsExactly("denied.test");
+    assertThat(answer.egressDenied()).isEqualTo(1);
+    assertThat(f.audit(EventType.EXEC.wireName(), id).get(0).data().get("egress_denied").asInt())
+        .isEqualTo(1);
+  }
+
   /** A proxy decision line as the proxy writes it (its DecisionRecord), made at {@code at}. */
   private static String decision(String decision, String host, Instant at) {
     boolean allowed = decision.equals("allow");

@@ -1,5 +1,6 @@
 package dev.agentsandbox.relay;
 
+import dev.agentsandbox.policy.text.Bounded;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -142,7 +143,6 @@ public record RelayOptions(
   }
 
   private static String bounded(String text) {
-    String printable = text.replaceAll("[^\\x20-\\x7e]", "?");
-    return printable.length() > 80 ? printable.substring(0, 80) + "..." : printable;
+    return Bounded.text(text, 80, Bounded.Escape.PRINTABLE_ASCII);
   }
 }

@@ -3,6 +3,7 @@ package dev.agentsandbox.steprunner;
 import dev.agentsandbox.backend.session.PathRefusedException;
 import dev.agentsandbox.backend.session.UnableToRunStepException;
 import dev.agentsandbox.backend.session.WorkspacePath;
+import dev.agentsandbox.policy.text.Bounded;
 
 /**
  * A REFUSED frame: why the runner refused an operation, and at which segment of its path. The
@@ -62,11 +63,6 @@ record Refusal(int reason, int segment, String text) {
 
   /** At most 200 printable ASCII characters of what the guest said. */
   static String printable(String text) {
-    StringBuilder out = new StringBuilder();
-    for (int i = 0; i < text.length() && out.length() < 200; i++) {
-      char c = text.charAt(i);
-      out.append(c >= 0x20 && c < 0x7f ? c : '?');
-    }
-    return out.toString();
+    return Bounded.text(text, 200, Bounded.Escape.PRINTABLE_ASCII, "");
   }
 }

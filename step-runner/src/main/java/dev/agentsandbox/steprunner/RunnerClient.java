@@ -32,6 +32,11 @@ import java.util.function.Consumer;
  * thread drains).
  */
 public final class RunnerClient {
+  /**
+   * The protocol this host speaks (docs/step-runner.md); version 2 added EXITED's connection count.
+   */
+  static final long PROTOCOL_VERSION = 2;
+
   /** How the client writes to the runner: one whole frame per call, in order. */
   public interface Transport {
     void write(byte[] frame) throws IOException;
@@ -205,9 +210,13 @@ public final class RunnerClient {
         if (hello.getCount() == 0) {
           throw new ProtocolViolationException("a second greeting");
         }
-        if (version != 1 || maxPayload != Frame.MAX_PAYLOAD) {
+        if (version != PROTOCOL_VERSION || maxPayload != Frame.MAX_PAYLOAD) {
           throw new ProtocolViolationException(
-              "the runner speaks version " + version + " (this host speaks 1)");
+              "the runner speaks version "
+                  + version
+                  + " (this host speaks "
+                  + PROTOCOL_VERSION
+                  + ")");
         }
         hello.countDown();
       }

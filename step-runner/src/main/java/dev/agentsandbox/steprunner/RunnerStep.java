@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -164,7 +165,17 @@ final class RunnerStep implements Step, Channel {
     long how = reader.u32();
     long code = reader.u32();
     long killed = reader.u32();
+    long opensHigh = reader.u32();
+    long opensLow = reader.u32();
     reader.end();
+    OptionalLong opened;
+    if (opensHigh == 0xffffffffL && opensLow == 0xffffffffL) {
+      opened = OptionalLong.empty();
+    } else if (opensHigh > 0x7fffffffL) {
+      throw new ProtocolViolationException(frame + " holds an impossible count of connections");
+    } else {
+      opened = OptionalLong.of(opensHigh << 32 | opensLow);
+    }
     if (how > 1
         || killed > 1
         || (how == 0 && code > 255)
@@ -177,7 +188,10 @@ final class RunnerStep implements Step, Channel {
             ? "killed by signal " + code + " (status " + status + ")"
             : "exited with status " + status;
     return new StepEnd(
-        killed == 1 ? StepEnd.End.KILLED : StepEnd.End.EXIT, OptionalInt.of(status), detail);
+        killed == 1 ? StepEnd.End.KILLED : StepEnd.End.EXIT,
+        OptionalInt.of(status),
+        detail,
+        opened);
   }
 
   @Override

@@ -44,7 +44,7 @@ class HostileRunnerTest {
   }
 
   private void hello() throws Exception {
-    guest(FrameType.HELLO, 0, new Payload.Writer().u32(1).u32(1).u32(8).u32(65536).done());
+    guest(FrameType.HELLO, 0, new Payload.Writer().u32(2).u32(1).u32(8).u32(65536).done());
     client.awaitReady(java.time.Duration.ofSeconds(1));
   }
 
@@ -88,7 +88,7 @@ class HostileRunnerTest {
       List<String> seen = new CopyOnWriteArrayList<>();
       RunnerClient fresh = new RunnerClient("row", bytes -> {}, seen::add);
       byte[] greeting =
-          new Frame(FrameType.HELLO, 0, new Payload.Writer().u32(1).u32(0).u32(8).u32(65536).done())
+          new Frame(FrameType.HELLO, 0, new Payload.Writer().u32(2).u32(0).u32(8).u32(65536).done())
               .encode();
       fresh.receive(greeting, 0, greeting.length);
       byte[] bad = row.getValue().apply(fresh);
@@ -288,9 +288,70 @@ class HostileRunnerTest {
             ASYNC);
     Frame exec = hostSent(FrameType.STDIN_END);
     guest(FrameType.STARTED, exec.id(), new Payload.Writer().u32(42).done());
-    guest(FrameType.EXITED, exec.id(), new Payload.Writer().u32(1).u32(200).u32(0).done());
+    guest(
+        FrameType.EXITED,
+        exec.id(),
+        new Payload.Writer().u32(1).u32(200).u32(0).u32(0).u32(0).done());
     assertThat(end.get(10, TimeUnit.SECONDS).end()).isEqualTo(StepEnd.End.ERROR);
     assertThat(violations).singleElement().asString().contains("impossible exit status");
+  }
+
+  @Test
+  void aCountTheRunnerCouldNotReadIsUnknownNotZero() throws Exception {
+    hello();
+    CompletableFuture<StepEnd> end =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return client
+                    .exec(
+                        new StepSpec(1, List.of("true"), Map.of(), WorkspacePath.root(), null),
+                        new Recording())
+                    .awaitEnd(Instant.now().plusSeconds(10))
+                    .orElseThrow();
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            },
+            ASYNC);
+    Frame exec = hostSent(FrameType.STDIN_END);
+    guest(FrameType.STARTED, exec.id(), new Payload.Writer().u32(42).done());
+    guest(
+        FrameType.EXITED,
+        exec.id(),
+        new Payload.Writer().u32(0).u32(0).u32(0).u32(0xffffffffL).u32(0xffffffffL).done());
+    StepEnd ended = end.get(10, TimeUnit.SECONDS);
+    assertThat(ended.exitStatus()).hasValue(0);
+    assertThat(ended.connectionsOpened()).isEmpty();
+    assertThat(violations).isEmpty();
+  }
+
+  @Test
+  void anImpossibleConnectionCountFails() throws Exception {
+    hello();
+    CompletableFuture<StepEnd> end =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return client
+                    .exec(
+                        new StepSpec(1, List.of("true"), Map.of(), WorkspacePath.root(), null),
+                        new Recording())
+                    .awaitEnd(Instant.now().plusSeconds(10))
+                    .orElseThrow();
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            },
+            ASYNC);
+    Frame exec = hostSent(FrameType.STDIN_END);
+    guest(FrameType.STARTED, exec.id(), new Payload.Writer().u32(42).done());
+    guest(
+        FrameType.EXITED,
+        exec.id(),
+        new Payload.Writer().u32(0).u32(0).u32(0).u32(0x80000000L).u32(0).done());
+    assertThat(end.get(10, TimeUnit.SECONDS).end()).isEqualTo(StepEnd.End.ERROR);
+    assertThat(violations).singleElement().asString().contains("impossible count of connections");
   }
 
   private static void sleepForever() {

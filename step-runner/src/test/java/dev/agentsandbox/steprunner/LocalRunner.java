@@ -45,11 +45,16 @@ final class LocalRunner implements AutoCloseable {
   }
 
   static LocalRunner start(Path dir, String... options) throws Exception {
+    return startUnder(dir, List.of(), options);
+  }
+
+  /** The runner started by {@code prefix} (e.g. in a network namespace of its own). */
+  static LocalRunner startUnder(Path dir, List<String> prefix, String... options) throws Exception {
     Path bin = Files.createDirectories(dir.resolve("bin"));
     Path workspace = Files.createDirectories(dir.resolve("workspace"));
     Path runner = RunnerBinary.extractTo(bin);
-    List<String> command =
-        new ArrayList<>(List.of(runner.toString(), "--workspace", workspace.toString()));
+    List<String> command = new ArrayList<>(prefix);
+    command.addAll(List.of(runner.toString(), "--workspace", workspace.toString()));
     command.addAll(List.of(options));
     ProcessBuilder builder = new ProcessBuilder(command);
     builder.environment().clear();

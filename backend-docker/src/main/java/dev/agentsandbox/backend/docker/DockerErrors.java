@@ -3,6 +3,7 @@ package dev.agentsandbox.backend.docker;
 import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.exception.NotModifiedException;
+import dev.agentsandbox.policy.text.Bounded;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -24,16 +25,14 @@ final class DockerErrors {
     if (e instanceof DockerException docker && !(text.startsWith("Status"))) {
       text = "HTTP " + docker.getHttpStatus() + ": " + text;
     }
-    text = text.replace('\n', ' ').strip();
-    return text.length() > MAX ? text.substring(0, MAX) + "..." : text;
+    return Bounded.text(text, MAX, Bounded.Escape.ONE_LINE);
   }
 
   /** An answer of the Engine API other than success, as {@code HTTP <status>: <its message>}. */
   static String describeAnswer(int status, String body) {
     Matcher m = DAEMON_MESSAGE.matcher(body);
     String text = m.find() ? m.group(1).replace("\\\"", "\"") : body;
-    text = "HTTP " + status + ": " + text.replace('\n', ' ').strip();
-    return text.length() > MAX ? text.substring(0, MAX) + "..." : text;
+    return Bounded.text("HTTP " + status + ": " + text, MAX, Bounded.Escape.ONE_LINE);
   }
 
   /** Whether the failure only says the thing is already gone or already in the wanted state. */

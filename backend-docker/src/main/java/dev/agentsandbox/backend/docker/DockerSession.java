@@ -3,36 +3,29 @@ package dev.agentsandbox.backend.docker;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.UnableToLaunchSandboxException;
-import dev.agentsandbox.backend.session.ArchiveWritten;
-import dev.agentsandbox.backend.session.PathInfo;
 import dev.agentsandbox.backend.session.SessionSandbox;
-import dev.agentsandbox.backend.session.Step;
-import dev.agentsandbox.backend.session.StepListener;
-import dev.agentsandbox.backend.session.StepSpec;
-import dev.agentsandbox.backend.session.UnableToRunStepException;
-import dev.agentsandbox.backend.session.WorkspacePath;
+import dev.agentsandbox.steprunner.RunnerClient;
+import dev.agentsandbox.steprunner.RunnerSession;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A session's sandbox on Docker: a run's sandbox ({@link DockerSandbox}: the same fence, proxy,
  * runtime, caps, read-only root and user) whose workload container idles in {@code sleep}, with the
  * step runner started in it by one exec ({@link RunnerChannel}). Every step and file operation is a
- * frame on that channel, carried out by the runner inside the container, beneath {@code
- * /workspace}, one path segment at a time without following a link (docs/step-runner.md): no path
- * is ever resolved on the host. Closing kills the workload container, and with it the runner and
- * every step; the teardown removes everything as a run's does. The runner's stream ending by
- * itself, or the runner breaking the protocol, kills the container too, and the session ends {@code
- * ERROR} with the reason. Thread-safe as {@link SessionSandbox} requires.
+ * frame on that channel ({@link RunnerSession}), carried out by the runner inside the container,
+ * beneath {@code /workspace}, one path segment at a time without following a link
+ * (docs/step-runner.md): no path is ever resolved on the host. Closing kills the workload
+ * container, and with it the runner and every step; the teardown removes everything as a run's
+ * does. The runner's stream ending by itself, or the runner breaking the protocol, kills the
+ * container too, and the session ends {@code ERROR} with the reason. Thread-safe as {@link
+ * SessionSandbox} requires.
  */
-final class DockerSession implements SessionSandbox {
+final class DockerSession extends RunnerSession {
   private final DockerSandbox base;
   private final Instant hardDeadline;
-  private final AtomicBoolean over = new AtomicBoolean();
   private volatile RunnerChannel channel;
   private volatile String failure;
 
@@ -76,7 +69,7 @@ final class DockerSession implements SessionSandbox {
   }
 
   private UnableToLaunchSandboxException failedToOpen(String why, Exception cause) {
-    over.set(true);
+    markOver();
     if (channel != null) {
       channel.close();
     }
@@ -104,7 +97,7 @@ final class DockerSession implements SessionSandbox {
   }
 
   private void streamEnded(String how) {
-    if (!over.get()) {
+    if (!isOver()) {
       fail("the step runner's channel ended while the session was open: " + how);
     }
   }
@@ -113,19 +106,19 @@ final class DockerSession implements SessionSandbox {
     if (failure == null) {
       failure = why;
     }
-    over.set(true);
+    markOver();
     base.kill();
   }
 
-  private RunnerChannel open() {
-    if (over.get()) {
-      throw new UnableToRunStepException(
-          "using the session of run "
-              + base.runId()
-              + ": it has ended (its sandbox is stopping or gone)"
-              + (failure == null ? "" : "; " + failure));
-    }
-    return channel;
+  @Override
+  protected RunnerClient runner() {
+    return channel.client();
+  }
+
+  @Override
+  protected String whyOver() {
+    String failed = failure;
+    return failed == null ? "" : "; " + failed;
   }
 
   /** The workload container's id, for tests that look inside the sandbox. */
@@ -161,7 +154,7 @@ final class DockerSession implements SessionSandbox {
   @Override
   public Completion await(Instant deadline) throws InterruptedException {
     Completion completion = base.await(deadline.isBefore(hardDeadline) ? deadline : hardDeadline);
-    over.set(true);
+    markOver();
     // The container is stopped: whatever the runner was doing is over, and waiting callers learn
     // it now rather than at their own time-outs.
     channel.close();
@@ -188,52 +181,17 @@ final class DockerSession implements SessionSandbox {
   /** Kills the workload container: the runner, every step and whatever they left running. */
   @Override
   public void kill() {
-    over.set(true);
+    markOver();
     base.kill();
   }
 
   @Override
   public void teardown() {
-    over.set(true);
+    markOver();
     RunnerChannel open = channel;
     if (open != null) {
       open.close();
     }
     base.teardown();
-  }
-
-  @Override
-  public Step exec(StepSpec step, StepListener listener) {
-    return open().client().exec(step, listener);
-  }
-
-  @Override
-  public long putFile(WorkspacePath path, InputStream content, long maxBytes) {
-    return open().client().files().putFile(path, content, maxBytes);
-  }
-
-  @Override
-  public ArchiveWritten putArchive(WorkspacePath folder, InputStream tar, long maxBytes) {
-    return open().client().files().putArchive(folder, tar, maxBytes);
-  }
-
-  @Override
-  public PathInfo stat(WorkspacePath path) {
-    return open().client().files().stat(path);
-  }
-
-  @Override
-  public List<PathInfo> list(WorkspacePath folder, int max) {
-    return open().client().files().list(folder, max);
-  }
-
-  @Override
-  public void readFile(WorkspacePath path, OutputStream out, long maxBytes) {
-    open().client().files().readFile(path, out, maxBytes);
-  }
-
-  @Override
-  public List<String> readFolder(WorkspacePath path, OutputStream out, long maxBytes) {
-    return open().client().files().readFolder(path, out, maxBytes);
   }
 }

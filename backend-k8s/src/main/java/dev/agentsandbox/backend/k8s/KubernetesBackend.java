@@ -53,6 +53,15 @@ public final class KubernetesBackend implements SandboxBackend {
   }
 
   /**
+   * Closes the Kubernetes client it was given (its HTTP client, connection pool and watches): the
+   * backend owns it from its construction, and is closed after the reaper that shares it.
+   */
+  @Override
+  public void close() {
+    client.close();
+  }
+
+  /**
    * Credentials arrive through an immutable Secret in the run's namespace that only the agent's pod
    * references: an init container copies them onto a memory-backed volume as 0400 files of the
    * workload's uid, and the kubelet fills the variables their configuration names from the Secret.

@@ -1,21 +1,13 @@
 package dev.agentsandbox.backend.k8s;
 
 import dev.agentsandbox.backend.Completion;
-import dev.agentsandbox.backend.session.ArchiveWritten;
-import dev.agentsandbox.backend.session.PathInfo;
 import dev.agentsandbox.backend.session.SessionSandbox;
-import dev.agentsandbox.backend.session.Step;
-import dev.agentsandbox.backend.session.StepListener;
-import dev.agentsandbox.backend.session.StepSpec;
-import dev.agentsandbox.backend.session.UnableToRunStepException;
-import dev.agentsandbox.backend.session.WorkspacePath;
 import dev.agentsandbox.relay.RelayChannel;
 import dev.agentsandbox.steprunner.RunnerClient;
+import dev.agentsandbox.steprunner.RunnerSession;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -23,15 +15,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A session's namespace: a {@link KubernetesSandbox} whose agent pod runs the step runner behind
  * the session relay, reached over the relay's mutually authenticated TLS channel ({@link
  * RelayChannel}; docs/backends/k8s.md, "Sessions"). Steps and files are the runner's frames on that
- * one connection, which the {@link RunnerClient} reads as hostile. A runner that breaks the
- * protocol, or a channel that ends while the session is open, fails the sandbox ({@code ERROR}, the
- * reason kept) and its pod is stopped; nothing reconnects. Thread-safe as {@link SessionSandbox}
- * requires.
+ * one connection ({@link RunnerSession}), which the {@link RunnerClient} reads as hostile. A runner
+ * that breaks the protocol, or a channel that ends while the session is open, fails the sandbox
+ * ({@code ERROR}, the reason kept) and its pod is stopped; nothing reconnects. Thread-safe as
+ * {@link SessionSandbox} requires.
  */
-final class KubernetesSession implements SessionSandbox, RelayChannel.Receiver {
+final class KubernetesSession extends RunnerSession implements RelayChannel.Receiver {
   private final KubernetesSandbox sandbox;
   private final RunnerClient runner;
-  private final AtomicBoolean over = new AtomicBoolean();
   private final AtomicBoolean closing = new AtomicBoolean();
   private volatile RelayChannel channel;
 
@@ -40,7 +31,8 @@ final class KubernetesSession implements SessionSandbox, RelayChannel.Receiver {
     this.runner = new RunnerClient("run " + sandbox.runId(), this::write, this::violated);
   }
 
-  RunnerClient runner() {
+  @Override
+  protected RunnerClient runner() {
     return runner;
   }
 
@@ -72,18 +64,9 @@ final class KubernetesSession implements SessionSandbox, RelayChannel.Receiver {
   @Override
   public void ended(String why) {
     runner.ended();
-    if (!closing.get() && !over.get()) {
+    if (!closing.get() && !isOver()) {
       // Nothing reconnects: the relay served its one session, and the runner has stopped.
       sandbox.fail("the session's channel to its step runner ended: " + why);
-    }
-  }
-
-  private void open() {
-    if (over.get()) {
-      throw new UnableToRunStepException(
-          "using the session of run "
-              + runId()
-              + ": it has ended (its sandbox is stopping or gone)");
     }
   }
 
@@ -104,7 +87,7 @@ final class KubernetesSession implements SessionSandbox, RelayChannel.Receiver {
   @Override
   public Completion await(Instant deadline) throws InterruptedException {
     Completion completion = sandbox.await(deadline);
-    over.set(true);
+    markOver();
     closeChannel();
     if (completion.end() == Completion.End.EXIT) {
       return closing.get()
@@ -133,7 +116,7 @@ final class KubernetesSession implements SessionSandbox, RelayChannel.Receiver {
    */
   @Override
   public void kill() {
-    over.set(true);
+    markOver();
     closing.set(true);
     runner.bye();
     sandbox.kill();
@@ -141,7 +124,7 @@ final class KubernetesSession implements SessionSandbox, RelayChannel.Receiver {
 
   @Override
   public void teardown() {
-    over.set(true);
+    markOver();
     closing.set(true);
     closeChannel();
     sandbox.teardown();
@@ -152,47 +135,5 @@ final class KubernetesSession implements SessionSandbox, RelayChannel.Receiver {
     if (open != null) {
       open.close();
     }
-  }
-
-  @Override
-  public Step exec(StepSpec step, StepListener listener) {
-    open();
-    return runner.exec(step, listener);
-  }
-
-  @Override
-  public long putFile(WorkspacePath path, InputStream content, long maxBytes) {
-    open();
-    return runner.files().putFile(path, content, maxBytes);
-  }
-
-  @Override
-  public ArchiveWritten putArchive(WorkspacePath folder, InputStream tar, long maxBytes) {
-    open();
-    return runner.files().putArchive(folder, tar, maxBytes);
-  }
-
-  @Override
-  public PathInfo stat(WorkspacePath path) {
-    open();
-    return runner.files().stat(path);
-  }
-
-  @Override
-  public List<PathInfo> list(WorkspacePath folder, int max) {
-    open();
-    return runner.files().list(folder, max);
-  }
-
-  @Override
-  public void readFile(WorkspacePath path, OutputStream out, long maxBytes) {
-    open();
-    runner.files().readFile(path, out, maxBytes);
-  }
-
-  @Override
-  public List<String> readFolder(WorkspacePath path, OutputStream out, long maxBytes) {
-    open();
-    return runner.files().readFolder(path, out, maxBytes);
   }
 }

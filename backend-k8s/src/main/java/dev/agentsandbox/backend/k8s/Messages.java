@@ -1,5 +1,6 @@
 package dev.agentsandbox.backend.k8s;
 
+import dev.agentsandbox.policy.text.Bounded;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.nio.charset.StandardCharsets;
@@ -56,8 +57,8 @@ final class Messages {
     return String.valueOf(e.getMessage());
   }
 
+  /** One line ({@link Bounded.Escape#ONE_LINE}: other control characters as {@code ?}), cut. */
   private static String shortened(String text) {
-    String line = text.replaceAll("\\s+", " ").strip();
-    return line.length() <= MAX ? line : line.substring(0, MAX) + "...";
+    return Bounded.text(text, MAX, Bounded.Escape.ONE_LINE);
   }
 }

@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend.microvm;
 
 import dev.agentsandbox.backend.SandboxException;
+import dev.agentsandbox.policy.text.Bounded;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -90,7 +91,7 @@ class HostCommands {
   }
 
   static String truncate(String text) {
-    return text.length() > MAX_ERROR ? text.substring(0, MAX_ERROR) + "..." : text;
+    return Bounded.text(text, MAX_ERROR, Bounded.Escape.NONE);
   }
 
   private static String drain(InputStream stream) {

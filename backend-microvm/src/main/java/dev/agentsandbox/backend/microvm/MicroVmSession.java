@@ -1,22 +1,13 @@
 package dev.agentsandbox.backend.microvm;
 
 import dev.agentsandbox.backend.Completion;
-import dev.agentsandbox.backend.session.ArchiveWritten;
-import dev.agentsandbox.backend.session.PathInfo;
 import dev.agentsandbox.backend.session.SessionSandbox;
-import dev.agentsandbox.backend.session.Step;
-import dev.agentsandbox.backend.session.StepListener;
-import dev.agentsandbox.backend.session.StepSpec;
-import dev.agentsandbox.backend.session.UnableToRunStepException;
-import dev.agentsandbox.backend.session.WorkspacePath;
 import dev.agentsandbox.steprunner.RunnerClient;
+import dev.agentsandbox.steprunner.RunnerSession;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A session's VM: a {@link MicroVmSandbox} whose guest runs the step runner on its control port
@@ -25,9 +16,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * sends, and a guest that breaks the protocol has its VM killed and the session ends as failed.
  * Thread-safe as {@link SessionSandbox} requires.
  */
-final class MicroVmSession implements SessionSandbox, GuestControlPort {
+final class MicroVmSession extends RunnerSession implements GuestControlPort {
   private final RunnerClient runner;
-  private final AtomicBoolean over = new AtomicBoolean();
   private volatile MicroVmSandbox vm;
 
   MicroVmSession(String runId) {
@@ -39,7 +29,8 @@ final class MicroVmSession implements SessionSandbox, GuestControlPort {
     this.vm = sandbox;
   }
 
-  RunnerClient runner() {
+  @Override
+  protected RunnerClient runner() {
     return runner;
   }
 
@@ -72,15 +63,6 @@ final class MicroVmSession implements SessionSandbox, GuestControlPort {
     return runner.bye();
   }
 
-  private void open() {
-    if (over.get()) {
-      throw new UnableToRunStepException(
-          "using the session of run "
-              + runId()
-              + ": it has ended (its sandbox is stopping or gone)");
-    }
-  }
-
   @Override
   public String runId() {
     return vm.runId();
@@ -103,7 +85,7 @@ final class MicroVmSession implements SessionSandbox, GuestControlPort {
   @Override
   public Completion await(Instant deadline) throws InterruptedException {
     Completion completion = vm.await(deadline);
-    over.set(true);
+    markOver();
     if (completion.end() == Completion.End.EXIT) {
       return new Completion(
           Completion.End.ERROR,
@@ -122,56 +104,14 @@ final class MicroVmSession implements SessionSandbox, GuestControlPort {
 
   @Override
   public void kill() {
-    over.set(true);
+    markOver();
     vm.kill();
   }
 
   @Override
   public void teardown() {
-    over.set(true);
+    markOver();
     vm.teardown();
-  }
-
-  @Override
-  public Step exec(StepSpec step, StepListener listener) {
-    open();
-    return runner.exec(step, listener);
-  }
-
-  @Override
-  public long putFile(WorkspacePath path, InputStream content, long maxBytes) {
-    open();
-    return runner.files().putFile(path, content, maxBytes);
-  }
-
-  @Override
-  public ArchiveWritten putArchive(WorkspacePath folder, InputStream tar, long maxBytes) {
-    open();
-    return runner.files().putArchive(folder, tar, maxBytes);
-  }
-
-  @Override
-  public PathInfo stat(WorkspacePath path) {
-    open();
-    return runner.files().stat(path);
-  }
-
-  @Override
-  public List<PathInfo> list(WorkspacePath folder, int max) {
-    open();
-    return runner.files().list(folder, max);
-  }
-
-  @Override
-  public void readFile(WorkspacePath path, OutputStream out, long maxBytes) {
-    open();
-    runner.files().readFile(path, out, maxBytes);
-  }
-
-  @Override
-  public List<String> readFolder(WorkspacePath path, OutputStream out, long maxBytes) {
-    open();
-    return runner.files().readFolder(path, out, maxBytes);
   }
 
   MicroVmSandbox vm() {

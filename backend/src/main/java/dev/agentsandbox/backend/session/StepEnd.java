@@ -2,6 +2,7 @@ package dev.agentsandbox.backend.session;
 
 import java.util.Objects;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
 
 /**
  * How a step ended, as the backend saw it.
@@ -10,8 +11,13 @@ import java.util.OptionalInt;
  * @param exitStatus the command's exit status when it had one (128 + the signal's number when a
  *     signal ended it)
  * @param detail a short description for operators (never the step's output)
+ * @param connectionsOpened the TCP connections the sandbox opened while the step ran (anything in
+ *     it, not only the step: its network namespace's count), when the backend could read it. The
+ *     sandbox's only way out is a connection to its proxy, so zero says the proxy decided nothing
+ *     new for it and nothing about it is on its way; empty when not known.
  */
-public record StepEnd(End end, OptionalInt exitStatus, String detail) {
+public record StepEnd(
+    End end, OptionalInt exitStatus, String detail, OptionalLong connectionsOpened) {
   /** Why a step ended. */
   public enum End {
     /** The command exited by itself. */
@@ -26,5 +32,11 @@ public record StepEnd(End end, OptionalInt exitStatus, String detail) {
     Objects.requireNonNull(end, "end");
     Objects.requireNonNull(exitStatus, "exitStatus");
     Objects.requireNonNull(detail, "detail");
+    Objects.requireNonNull(connectionsOpened, "connectionsOpened");
+  }
+
+  /** An end without a count of the connections opened. */
+  public StepEnd(End end, OptionalInt exitStatus, String detail) {
+    this(end, exitStatus, detail, OptionalLong.empty());
   }
 }

@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend.session;
 
 import dev.agentsandbox.backend.RunContract;
+import dev.agentsandbox.policy.text.Bounded;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -113,8 +114,7 @@ public record WorkspacePath(List<String> segments) {
   }
 
   private static String bounded(String text) {
-    String printable = text.replaceAll("[\\p{Cntrl}]", "?");
-    return printable.length() > 120 ? printable.substring(0, 120) + "..." : printable;
+    return Bounded.text(text, 120, Bounded.Escape.CONTROL);
   }
 
   /** Whether this is the workspace itself. */

@@ -3,6 +3,7 @@ package dev.agentsandbox.policy.config;
 import dev.agentsandbox.policy.AllowEntry;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.InvalidHostException;
+import dev.agentsandbox.policy.text.Bounded;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -52,7 +53,7 @@ final class TreeReader {
   }
 
   static String echo(String s) {
-    return s.length() > ECHO_LIMIT ? s.substring(0, ECHO_LIMIT) + "..." : s;
+    return Bounded.text(s, ECHO_LIMIT, Bounded.Escape.NONE);
   }
 
   /** The value as an object, or null (with a problem) when it is something else. */

@@ -1,5 +1,6 @@
 package dev.agentsandbox.policy.http;
 
+import dev.agentsandbox.policy.text.Bounded;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
@@ -79,11 +80,6 @@ public record RequestRule(Set<Method> methods, PathPattern path) {
   }
 
   private static String echo(String raw) {
-    StringBuilder out = new StringBuilder();
-    for (int i = 0; i < raw.length() && i < 32; i++) {
-      char c = raw.charAt(i);
-      out.append(c >= 0x21 && c < 0x7f ? c : '?');
-    }
-    return raw.length() > 32 ? out + "..." : out.toString();
+    return Bounded.text(raw, 32, Bounded.Escape.VISIBLE_ASCII);
   }
 }

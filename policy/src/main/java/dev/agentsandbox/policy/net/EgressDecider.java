@@ -3,6 +3,7 @@ package dev.agentsandbox.policy.net;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.HostName;
 import dev.agentsandbox.policy.InvalidHostException;
+import dev.agentsandbox.policy.text.Bounded;
 import java.util.Optional;
 
 /**
@@ -109,11 +110,6 @@ public record EgressDecider(AllowList allow, Optional<AllowList> instanceAllow) 
 
   /** A bounded, printable echo of untrusted input, safe for a response body or log line. */
   static String echo(String raw) {
-    StringBuilder out = new StringBuilder();
-    for (int i = 0; i < raw.length() && out.length() < ECHO_LIMIT; i++) {
-      char c = raw.charAt(i);
-      out.append(c >= 0x21 && c < 0x7f ? c : '?');
-    }
-    return raw.length() > ECHO_LIMIT ? out + "..." : out.toString();
+    return Bounded.text(raw, ECHO_LIMIT, Bounded.Escape.VISIBLE_ASCII);
   }
 }

@@ -1,5 +1,6 @@
 package dev.agentsandbox.policy.net;
 
+import dev.agentsandbox.policy.text.Bounded;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -197,7 +198,7 @@ public final class IpLiteral {
     if (text == null) {
       return "null";
     }
-    return "'" + (text.length() > 60 ? text.substring(0, 60) + "..." : text) + "'";
+    return "'" + Bounded.text(text, 60, Bounded.Escape.NONE) + "'";
   }
 
   static boolean sameBytes(InetAddress a, InetAddress b) {

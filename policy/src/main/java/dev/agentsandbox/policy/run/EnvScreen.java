@@ -1,5 +1,6 @@
 package dev.agentsandbox.policy.run;
 
+import dev.agentsandbox.policy.text.Bounded;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -119,7 +120,6 @@ public final class EnvScreen {
 
   /** The key as it may appear in an error: bounded, and only printable ASCII. */
   private static String shown(String key) {
-    String bounded = key.length() > 40 ? key.substring(0, 40) + "..." : key;
-    return bounded.replaceAll("[^\\x21-\\x7e]", "?");
+    return Bounded.text(key, 40, Bounded.Escape.VISIBLE_ASCII);
   }
 }

@@ -1,5 +1,6 @@
 package dev.agentsandbox.policy.run;
 
+import dev.agentsandbox.policy.text.Bounded;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -78,7 +79,6 @@ public final class RunLabels {
   }
 
   private static String shown(String key) {
-    String bounded = key.length() > 80 ? key.substring(0, 80) + "..." : key;
-    return bounded.replaceAll("[^\\x21-\\x7e]", "?");
+    return Bounded.text(key, 80, Bounded.Escape.VISIBLE_ASCII);
   }
 }

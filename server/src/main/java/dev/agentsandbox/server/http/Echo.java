@@ -1,19 +1,18 @@
 package dev.agentsandbox.server.http;
 
-/** Bounds untrusted text before it goes into a message or a log. */
+import dev.agentsandbox.policy.text.Bounded;
+
+/** Bounds untrusted text before it goes into a message or a log: the server's limit and escape. */
 public final class Echo {
   private static final int LIMIT = 120;
 
   private Echo() {}
 
-  /** The text, cut at {@value #LIMIT} characters, with control characters replaced. */
+  /**
+   * The text, cut at {@value #LIMIT} characters, with control characters replaced ({@link
+   * Bounded.Escape#CONTROL}); empty for {@code null}.
+   */
   public static String bounded(String text) {
-    if (text == null) {
-      return "";
-    }
-    String cut = text.length() > LIMIT ? text.substring(0, LIMIT) + "..." : text;
-    StringBuilder out = new StringBuilder(cut.length());
-    cut.codePoints().forEach(c -> out.appendCodePoint(Character.isISOControl(c) ? '?' : c));
-    return out.toString();
+    return Bounded.text(text, LIMIT, Bounded.Escape.CONTROL);
   }
 }

@@ -15,6 +15,7 @@ import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -38,13 +39,15 @@ class KubernetesPlanTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
   static KubernetesClient client;
+  static KubernetesMockServer mock;
 
   @Test
   void planOnAKubernetesConfiguredServerShowsTheBundleAndCreatesNothing(@TempDir Path dir)
       throws Exception {
     KubernetesBackend backend =
         new KubernetesBackend(
-            client,
+            // The server's close closes its backend's client: each server gets one of its own.
+            mock.createClient(),
             KubernetesBackendConfig.defaults("agent-sandbox/proxy:dev", "agent-sandbox"),
             Clock.systemUTC());
     HttpClient http = ContractCheckedHttpClient.create();
@@ -101,7 +104,8 @@ class KubernetesPlanTest {
       throws Exception {
     KubernetesBackend backend =
         new KubernetesBackend(
-            client,
+            // The server's close closes its backend's client: each server gets one of its own.
+            mock.createClient(),
             KubernetesBackendConfig.defaults("agent-sandbox/proxy:dev", "agent-sandbox"),
             Clock.systemUTC());
     HttpClient http = ContractCheckedHttpClient.create();
