@@ -1,5 +1,6 @@
 package dev.agentsandbox.bench;
 
+import dev.agentsandbox.policy.config.ProxyLines;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -25,7 +26,6 @@ import java.util.concurrent.TimeoutException;
  * its ready line on stderr, the peers (which print none) to their port accepting.
  */
 final class ProxyLauncher {
-  static final String READY_LINE = "agent-sandbox proxy ready on ";
   private static final long READY_TIMEOUT_MILLIS = 30_000;
 
   /** Where the pieces are and how to run them. */
@@ -164,7 +164,7 @@ final class ProxyLauncher {
                               process.getErrorStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = err.readLine()) != null) {
-                  if (!ready.isDone() && line.contains(READY_LINE)) {
+                  if (!ready.isDone() && line.contains(ProxyLines.READY)) {
                     ready.complete(System.nanoTime());
                   }
                   copy.write(line);

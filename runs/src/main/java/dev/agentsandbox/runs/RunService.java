@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.BackendSelector;
 import dev.agentsandbox.policy.config.AgentGrant;
 import dev.agentsandbox.runs.audit.RunTimeline;
-import dev.agentsandbox.runs.audit.RunTrail;
 import dev.agentsandbox.store.RunKind;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.RunStatus;
@@ -24,19 +23,7 @@ import java.util.concurrent.ExecutorService;
  * runs. Thread-safe.
  */
 public final class RunService {
-  /** How much longer than {@code wait} shutdown waits for warm sandboxes being prepared. */
-  static final Duration WARM_PREPARATION_BOUND = Duration.ofSeconds(60);
-
-  private final RunSettings settings;
-  private final Clock clock;
-  private final RunAnswers answers;
-  private final RunRecovery recovery;
-  private final RunAdmission admission;
-  private final RunSlots slots;
-  private final RunLauncher launcher;
-  private final LiveRuns live;
-  private final WarmPool pool;
-  private final Sessions sessions;
+  private final RunParts parts;
 
   /** A run service whose runs get credentials and keep outputs as {@code contract} says. */
   public RunService(
@@ -49,48 +36,19 @@ public final class RunService {
       ExecutorService executor,
       ObjectMapper json,
       RunContractServices contract) {
-    this.settings = settings;
-    this.clock = clock;
-    RunTrail trail = new RunTrail(store.audit());
-    this.live = new LiveRuns(settings.finishedRunsKept());
-    this.answers = new RunAnswers(store, live, trail, clock, settings.tailBytes());
-    SessionAudit sessionAudit = new SessionAudit(trail);
-    SessionLifecycle sessionLifecycle = new SessionLifecycle(store, sessionAudit, clock, executor);
-    this.recovery = new RunRecovery(store, trail, contract.credentials(), clock, sessionLifecycle);
-    this.admission = new RunAdmission(configs, selector, operator, contract.credentials(), clock);
-    this.slots = new RunSlots(settings.maxConcurrentRuns());
-    this.pool =
-        new WarmPool(
-            configs, selector, slots, admission::template, executor, clock, settings.warmMaxIdle());
-    RunLifecycle lifecycle =
-        new RunLifecycle(store, clock, json, live::retire, contract, sessionLifecycle);
-    this.launcher =
-        new RunLauncher(
-            store,
-            settings,
-            clock,
-            executor,
-            json,
-            lifecycle,
-            contract.credentials(),
-            new RunLauncher.Admitting(admission, slots, pool, live));
-    this.sessions =
-        new Sessions(
-            store,
-            admission,
-            slots,
-            pool,
-            launcher,
-            live,
-            executor,
-            sessionAudit,
-            new SessionSteps(store, sessionAudit, clock, executor, json, settings.tailBytes()),
-            new SessionFiles(sessionAudit, settings.spool()));
+    this.parts =
+        RunParts.compose(
+            configs, selector, store, operator, settings, clock, executor, json, contract);
+  }
+
+  /** The parts this façade delegates to, for the package's tests that look inside a run. */
+  RunParts parts() {
+    return parts;
   }
 
   /** The sessions of this control plane: runs whose steps and files come one at a time. */
   public Sessions sessions() {
-    return sessions;
+    return parts.sessions();
   }
 
   /**
@@ -100,7 +58,7 @@ public final class RunService {
    *     agent were not listed
    */
   public PlanView plan(RunRequest request, AgentGrant grant) {
-    return admission.plan(request, grant).view();
+    return parts.admission().plan(request, grant).view();
   }
 
   /**
@@ -113,7 +71,7 @@ public final class RunService {
    *     has been written
    */
   public String start(String actor, AgentGrant grant, RunRequest request) {
-    return launcher.admitAndLaunch(actor, grant, request).runId();
+    return parts.launcher().admitAndLaunch(actor, grant, request).runId();
   }
 
   /**
@@ -122,14 +80,14 @@ public final class RunService {
    */
   public RunView run(String actor, AgentGrant grant, RunRequest request)
       throws InterruptedException {
-    LiveRun run = launcher.admitAndLaunch(actor, grant, request);
+    LiveRun run = parts.launcher().admitAndLaunch(actor, grant, request);
     run.awaitResult();
     return view(run.runId());
   }
 
   /** Asks a live run to stop; false when it had already ended, RunNotFoundException if none. */
   public boolean kill(String actor, String runId) {
-    return answers.kill(actor, runId);
+    return parts.answers().kill(actor, runId);
   }
 
   /**
@@ -138,12 +96,12 @@ public final class RunService {
    * token's agents (docs/architecture.md invariant 13).
    */
   public Optional<String> agentOf(String runId) {
-    return answers.agentOf(runId);
+    return parts.answers().agentOf(runId);
   }
 
   /** The run's state and, once it ended, its result. */
   public RunView view(String runId) {
-    return answers.view(runId);
+    return parts.answers().view(runId);
   }
 
   /**
@@ -151,12 +109,12 @@ public final class RunService {
    * stored tail as output that has already ended.
    */
   public RunOutput output(String runId) {
-    return answers.output(runId);
+    return parts.answers().output(runId);
   }
 
   /** The run's timeline from the audit log alone (docs/runs.md, "The timeline"). */
   public RunTimeline timeline(String runId) {
-    return answers.timeline(runId);
+    return parts.answers().timeline(runId);
   }
 
   /**
@@ -166,7 +124,7 @@ public final class RunService {
    * expiry label passes, never earlier, so control planes do not reap each other.
    */
   public boolean isLive(String runId) {
-    return answers.isLive(runId);
+    return parts.answers().isLive(runId);
   }
 
   /**
@@ -174,7 +132,7 @@ public final class RunService {
    * which count against the same limit.
    */
   public int liveCount() {
-    return slots.taken();
+    return parts.slots().taken();
   }
 
   /**
@@ -190,7 +148,7 @@ public final class RunService {
       Instant since,
       Map<String, String> labels,
       int limit) {
-    return answers.recent(grant, agent, status, kind, since, labels, limit);
+    return parts.answers().recent(grant, agent, status, kind, since, labels, limit);
   }
 
   /**
@@ -198,7 +156,7 @@ public final class RunService {
    * failed, each with an {@code agent_sandbox.failure} row; their resources are the reaper's.
    */
   public int recover() {
-    return recovery.recover(settings.instanceId(), live.liveIds());
+    return parts.recovery().recover(parts.settings().instanceId(), parts.live().liveIds());
   }
 
   /**
@@ -207,7 +165,7 @@ public final class RunService {
    * control plane calls it on every reaper pass. Returns how many it revoked.
    */
   public int sweepRunTokens() {
-    return recovery.sweepRunTokens(this::isLive);
+    return parts.recovery().sweepRunTokens(this::isLive);
   }
 
   /**
@@ -216,10 +174,8 @@ public final class RunService {
    * whose sandbox is still being removed included).
    */
   public void shutdown(Duration wait) throws InterruptedException {
-    // A preparation in flight cannot be cut short without leaving half a sandbox: it gets the time
-    // a proxy may take to start on top.
-    pool.close(wait.plus(WARM_PREPARATION_BOUND));
-    live.stopAll(wait, clock);
+    parts.pool().shutdown(wait);
+    parts.live().stopAll(wait, parts.clock());
   }
 
   /**
@@ -228,21 +184,21 @@ public final class RunService {
    * slots allow. The control plane calls it periodically.
    */
   public void maintainWarmPool() {
-    pool.refill();
+    parts.pool().refill();
   }
 
   /** Per agent, warm sandboxes ready and being prepared: {@code {agent: {state: count}}}. */
   public Map<String, Map<String, Integer>> warmSandboxes() {
-    return pool.countsByState();
+    return parts.pool().countsByState();
   }
 
   /** How many warm sandboxes left the pool since start, by outcome (handed_over, drained, ...). */
   public Map<String, Long> warmOutcomes() {
-    return pool.outcomes();
+    return parts.pool().outcomes();
   }
 
   /** A plain map view of where each live run is, for metrics and health. */
   public Map<String, String> liveRuns() {
-    return live.statuses();
+    return parts.live().statuses();
   }
 }

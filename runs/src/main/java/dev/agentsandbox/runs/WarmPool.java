@@ -399,6 +399,18 @@ final class WarmPool {
     }
   }
 
+  /** How much longer than the control plane's {@code wait} shutdown waits for preparations. */
+  static final Duration PREPARATION_BOUND = Duration.ofSeconds(60);
+
+  /**
+   * {@link #close} for the control plane's shutdown, which waits up to {@code wait} for its runs: a
+   * preparation in flight cannot be cut short without leaving half a sandbox, so it gets the time a
+   * proxy may take to start ({@link #PREPARATION_BOUND}) on top.
+   */
+  void shutdown(Duration wait) throws InterruptedException {
+    close(wait.plus(PREPARATION_BOUND));
+  }
+
   /**
    * Stops preparing and removes every warm sandbox, waiting for those in preparation to finish (and
    * be removed) for up to {@code wait}.

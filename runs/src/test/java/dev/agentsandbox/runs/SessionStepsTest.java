@@ -226,9 +226,7 @@ class SessionStepsTest {
   }
 
   private LiveSession heldSession() throws Exception {
-    java.lang.reflect.Field live = RunService.class.getDeclaredField("live");
-    live.setAccessible(true);
-    return ((LiveRuns) live.get(service)).held(id).orElseThrow().session.orElseThrow();
+    return service.parts().live().held(id).orElseThrow().session.orElseThrow();
   }
 
   @Test

@@ -37,7 +37,7 @@ final class DockerInspection {
   static final String CREDENTIALS_ENV = "AGENT_SANDBOX_PROXY_CREDENTIALS";
 
   /** Where the proxy mounts the trust volume, writable: the daemon copies the files in there. */
-  static final String PROXY_TRUST = RunLayout.PROXY_HOLD + "/trust";
+  static final String PROXY_TRUST = FenceLayout.PROXY_HOLD + "/trust";
 
   /** The trust volume's size: a bundle and a Java store are a few hundred KiB. */
   static final int TRUST_MB = 4;

@@ -10,7 +10,7 @@ import java.util.function.Function;
  * What a sandbox creates before its workload, in creation order: the two tmpfs volumes (three for a
  * run that inspects hosts), the fence and egress networks and the proxy, as a run's layout or a
  * proxy-pool standby's describes them ({@link RunLayout#fenceObjects()}, {@link
- * RunLayout#standbyFence}).
+ * FenceLayout#standbyObjects()}).
  *
  * @param trust the trust volume of a run that inspects hosts ({@link DockerInspection}); the proxy
  *     mounts it, so it is created before the proxy

@@ -20,12 +20,16 @@ final class PoolPlan {
     body.put(
         "WhenAStandbyIsReady",
         List.of(
-            "volume " + RunLayout.workspaceName(spec.runId()) + " is " + standby + "-workspace",
-            "volume " + RunLayout.credentialsName(spec.runId()) + " is " + standby + "-credentials",
-            "network " + RunLayout.fenceName(spec.runId()) + " is " + standby + "-fence",
-            "network " + RunLayout.egressName(spec.runId()) + " is " + standby + "-egress",
+            "volume " + FenceLayout.workspaceName(spec.runId()) + " is " + standby + "-workspace",
+            "volume "
+                + FenceLayout.credentialsName(spec.runId())
+                + " is "
+                + standby
+                + "-credentials",
+            "network " + FenceLayout.fenceName(spec.runId()) + " is " + standby + "-fence",
+            "network " + FenceLayout.egressName(spec.runId()) + " is " + standby + "-egress",
             "container "
-                + RunLayout.proxyName(spec.runId())
+                + FenceLayout.proxyName(spec.runId())
                 + " is "
                 + standby
                 + "-proxy, created before the run with OpenStdin and"

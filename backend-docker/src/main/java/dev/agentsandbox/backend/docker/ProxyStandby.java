@@ -60,13 +60,13 @@ final class ProxyStandby implements ProxyPool.Standby {
       Instant expiresAt,
       Duration readyTimeout) {
     Map<String, String> labels =
-        RunLayout.labelled(config, Labels.forRun(id, AGENT_LABEL, expiresAt));
+        FenceLayout.labelled(config, Labels.forRun(id, AGENT_LABEL, expiresAt));
     SandboxObjects objects = new SandboxObjects(client, subnets, "proxy-pool standby " + id);
     HandOverListener listener = new HandOverListener();
     FenceBuilder.StartedProxy proxy =
         FenceBuilder.build(
             client,
-            RunLayout.standbyFence(config, id, labels),
+            new FenceLayout(config, id, labels).standbyObjects(),
             readyTimeout,
             listener,
             objects,

@@ -44,7 +44,7 @@ final class RunFiles {
   Delivery credentialsDelivery() {
     return new Delivery(
         Delivery.Through.PROXY,
-        RunLayout.PROXY_CREDENTIALS,
+        FenceLayout.PROXY_CREDENTIALS,
         credentialsArchive(),
         "copying the run's credentials into volume " + credentialsName);
   }
@@ -104,7 +104,7 @@ final class RunFiles {
   Map<String, Object> credentialsCopy(String proxyName) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("Container", proxyName);
-    body.put("Path", RunLayout.PROXY_CREDENTIALS);
+    body.put("Path", FenceLayout.PROXY_CREDENTIALS);
     body.put("Volume", credentialsName);
     body.put("Owner", config.workloadUser());
     body.put("Mode", "0400");

@@ -18,10 +18,11 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * The Docker objects of one run, derived from its spec alone: the fenced private network, the
- * network that leads out, the proxy container (on both) and the workload container (on the private
- * network only), and two tmpfs volumes for the workspace and the credentials. The plan and the
- * launch both read them from here, so what a plan shows is what a launch creates.
+ * The Docker objects of one run, derived from its spec alone: its fence ({@link FenceLayout}: the
+ * fenced private network, the network that leads out, the proxy container on both, and two tmpfs
+ * volumes for the workspace and the credentials) given the run's policy, and the workload container
+ * (on the private network only) with its files. The plan and the launch both read them from here,
+ * so what a plan shows is what a launch creates.
  */
 final class RunLayout {
   /**
@@ -29,35 +30,6 @@ final class RunLayout {
    * fence network's block, known once the block is taken at launch.
    */
   static final String PROXY_ADDRESS_PLACEHOLDER = "<proxy-ip>";
-
-  /**
-   * The host gets no address on the private bridge, so nothing in the sandbox can reach a host
-   * service through it; with {@code Internal} Docker also drops everything routed off the bridge.
-   */
-  static final Map<String, String> FENCE_OPTIONS =
-      Map.of(
-          "com.docker.network.bridge.inhibit_ipv4", "true",
-          "com.docker.network.bridge.enable_ip_masquerade", "false");
-
-  /** Only the proxy sits on the way-out network; nothing else should talk across it. */
-  static final Map<String, String> EGRESS_OPTIONS =
-      Map.of("com.docker.network.bridge.enable_icc", "false");
-
-  /**
-   * Where the proxy mounts the run's two volumes. A tmpfs volume is unmounted, and its content
-   * lost, once no running container uses it; the proxy runs for the whole run, so it holds them. It
-   * runs under another uid than the workload and has no capabilities, so it can neither read nor
-   * write the workload's 0700 workspace or its 0500 credentials folder.
-   */
-  static final String PROXY_HOLD = "/run/asb-hold";
-
-  /** Where the proxy mounts the credentials volume, writable: the daemon copies them in there. */
-  static final String PROXY_CREDENTIALS = PROXY_HOLD + "/credentials";
-
-  /** Where the proxy mounts the workspace volume, read-only. */
-  static final String PROXY_WORKSPACE = PROXY_HOLD + "/workspace";
-
-  private static final int CREDENTIALS_MB = 1;
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -74,22 +46,15 @@ final class RunLayout {
    */
   private final String objectsId;
 
+  /** The fence's objects, named after {@link #objectsId}. */
+  private final FenceLayout objects;
+
   /**
    * The labels on every object of the run: the run's ({@link RunSpec#labels()}) and, when the
    * backend is configured with one, its control plane's {@link Labels#INSTANCE}.
    */
   Map<String, String> labels() {
-    return labelled(config, spec.labels());
-  }
-
-  /** {@code labels} with the control plane's {@link Labels#INSTANCE} when it has one. */
-  static Map<String, String> labelled(DockerBackendConfig config, Map<String, String> labels) {
-    if (config.instance().isEmpty()) {
-      return labels;
-    }
-    Map<String, String> all = new java.util.HashMap<>(labels);
-    all.put(Labels.INSTANCE, config.instance().get());
-    return Map.copyOf(all);
+    return FenceLayout.labelled(config, spec.labels());
   }
 
   RunLayout(RunSpec spec, DockerBackendConfig config, String runtime) {
@@ -116,6 +81,7 @@ final class RunLayout {
     this.runtime = runtime;
     this.idleSeconds = idle;
     this.objectsId = objectsId;
+    this.objects = new FenceLayout(config, objectsId, labels());
   }
 
   /** The runner's volume: an idle workload's only (a running container gets no mount later). */
@@ -129,35 +95,19 @@ final class RunLayout {
   }
 
   String fenceName() {
-    return fenceName(objectsId);
+    return FenceLayout.fenceName(objectsId);
   }
 
   String egressName() {
-    return egressName(objectsId);
+    return FenceLayout.egressName(objectsId);
   }
 
   String workspaceName() {
-    return workspaceName(objectsId);
+    return FenceLayout.workspaceName(objectsId);
   }
 
   String credentialsName() {
-    return credentialsName(objectsId);
-  }
-
-  static String fenceName(String id) {
-    return "asb-" + id + "-fence";
-  }
-
-  static String egressName(String id) {
-    return "asb-" + id + "-egress";
-  }
-
-  static String workspaceName(String id) {
-    return "asb-" + id + "-workspace";
-  }
-
-  static String credentialsName(String id) {
-    return "asb-" + id + "-credentials";
+    return FenceLayout.credentialsName(objectsId);
   }
 
   /** The trust volume of a run that inspects hosts ({@link DockerInspection}). */
@@ -178,54 +128,22 @@ final class RunLayout {
         trustName(), DockerInspection.TRUST_MB, config.workloadUser(), "0555", labels());
   }
 
-  static String proxyName(String id) {
-    return "asb-" + id + "-proxy";
-  }
-
-  /** The workload's {@link RunContract#WORKSPACE}: a tmpfs only the workload's user can enter. */
+  /** The workload's {@link RunContract#WORKSPACE} ({@link FenceLayout#workspace()}). */
   VolumeSpec workspace() {
-    return workspace(config, objectsId, labels());
+    return objects.workspace();
   }
 
-  static VolumeSpec workspace(DockerBackendConfig config, String id, Map<String, String> labels) {
-    return VolumeSpec.tmpfs(
-        workspaceName(id), config.tmpfsMb(), config.workloadUser(), "0700", labels);
-  }
-
-  /** The run's {@link RunContract#CREDENTIALS_DIR}: a tmpfs the workload's user can only read. */
+  /** The run's {@link RunContract#CREDENTIALS_DIR} ({@link FenceLayout#credentials()}). */
   VolumeSpec credentials() {
-    return credentials(config, objectsId, labels());
-  }
-
-  static VolumeSpec credentials(DockerBackendConfig config, String id, Map<String, String> labels) {
-    return VolumeSpec.tmpfs(
-        credentialsName(id), CREDENTIALS_MB, config.workloadUser(), "0500", labels);
-  }
-
-  /** The proxy's {@code uid:gid}: never the workload's, so it cannot open the workload's files. */
-  String proxyUser() {
-    return proxyUser(config);
-  }
-
-  static String proxyUser(DockerBackendConfig config) {
-    String uid = config.workloadUser().split(":", 2)[0];
-    return uid.equals("65533") ? "65532:65532" : "65533:65533";
+    return objects.credentials();
   }
 
   NetworkSpec fence() {
-    return fence(objectsId, labels());
-  }
-
-  static NetworkSpec fence(String id, Map<String, String> labels) {
-    return new NetworkSpec(fenceName(id), true, FENCE_OPTIONS, labels);
+    return objects.fence();
   }
 
   NetworkSpec egress() {
-    return egress(objectsId, labels());
-  }
-
-  static NetworkSpec egress(String id, Map<String, String> labels) {
-    return new NetworkSpec(egressName(id), false, EGRESS_OPTIONS, labels);
+    return objects.egress();
   }
 
   /** The objects of the run's fence and proxy, in creation order, with the run's policy. */
@@ -240,71 +158,14 @@ final class RunLayout {
         false);
   }
 
-  /** A proxy-pool standby's fence and proxy, the proxy awaiting its policy. */
-  static FenceObjects standbyFence(
-      DockerBackendConfig config, String id, Map<String, String> labels) {
-    return new FenceObjects(
-        workspace(config, id, labels),
-        credentials(config, id, labels),
-        Optional.empty(),
-        fence(id, labels),
-        egress(id, labels),
-        address -> awaitingProxy(config, id, labels, address),
-        true);
-  }
-
   /**
-   * The proxy container: trusted code, so runc; hardened like the workload all the same. It is
-   * created with {@code address} on the fence network and listens there only (its policy's {@code
-   * listen}): not on its address on the egress network, which the host and that network reach.
+   * The run's proxy container ({@link FenceLayout#proxy}) given the run's policy, listening on
+   * {@code address} on the fence network only.
    */
   ContainerSpec proxy(String address) {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("AGENT_SANDBOX_PROXY_POLICY", proxyPolicyJson(address));
-    return DockerInspection.proxy(this, spec, proxy(config, objectsId, labels(), env, address));
-  }
-
-  /**
-   * A proxy-pool standby's proxy: the same container as a run's, but started awaiting its policy
-   * ({@code AGENT_SANDBOX_PROXY_AWAIT}, the address a run's policy names as its {@code listen}:
-   * {@code address} on the fence network), which arrives later on its standard input; labelled with
-   * the standby's own labels.
-   */
-  static ContainerSpec awaitingProxy(
-      DockerBackendConfig config, String id, Map<String, String> labels, String address) {
-    return proxy(
-        config,
-        id,
-        labels,
-        Map.of("AGENT_SANDBOX_PROXY_AWAIT", address + ":" + config.proxyPort()),
-        address);
-  }
-
-  private static ContainerSpec proxy(
-      DockerBackendConfig config,
-      String id,
-      Map<String, String> labels,
-      Map<String, String> env,
-      String address) {
-    return new ContainerSpec(
-        proxyName(id),
-        config.proxyImage(),
-        List.of(),
-        List.of(),
-        env,
-        java.util.Set.of(),
-        proxyUser(config),
-        labels,
-        "runc",
-        fenceName(id),
-        Optional.of(address),
-        Map.of("/tmp", "rw,noexec,nosuid,nodev,size=16m,mode=1777"),
-        List.of(
-            new VolumeSpec.Mount(workspaceName(id), PROXY_WORKSPACE, true),
-            new VolumeSpec.Mount(credentialsName(id), PROXY_CREDENTIALS, false)),
-        config.proxyMemoryMb() * 1024L * 1024L,
-        1_000_000_000L,
-        512);
+    return DockerInspection.proxy(this, spec, objects.proxy(env, address));
   }
 
   /** The workload container, its proxy variables pointing at {@code proxyAddress}. */

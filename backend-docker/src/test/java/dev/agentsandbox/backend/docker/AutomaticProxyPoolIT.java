@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Sandbox;
-import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
+import dev.agentsandbox.testing.RecordingListener;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

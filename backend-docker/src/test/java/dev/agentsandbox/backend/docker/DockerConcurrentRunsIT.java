@@ -82,7 +82,7 @@ class DockerConcurrentRunsIT {
                               noEgress(),
                               new Resources(0.5, 64, 32),
                               Duration.ofMinutes(10)),
-                          new DockerItSupport.RecordingListener(),
+                          new dev.agentsandbox.testing.RecordingListener(),
                           "runc");
                   live.put(runId, sandbox);
                   return sandbox;

@@ -11,11 +11,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.docker.DockerItSupport.ExecResult;
-import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.testing.Host;
 import dev.agentsandbox.testing.HostDrill;
+import dev.agentsandbox.testing.RecordingListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

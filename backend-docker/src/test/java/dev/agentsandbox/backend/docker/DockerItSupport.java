@@ -7,26 +7,20 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Frame;
 import dev.agentsandbox.backend.Isolation;
-import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.RunSpec;
-import dev.agentsandbox.backend.SandboxListener;
-import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
+import dev.agentsandbox.testing.DockerObjects;
 import dev.agentsandbox.testing.HostDrill;
+import dev.agentsandbox.testing.ItRuns;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -95,26 +89,16 @@ final class DockerItSupport {
   }
 
   static String newRunId() {
-    return "it" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+    return ItRuns.newRunId("it");
   }
 
   static RunSpec spec(
       String runId, List<String> command, RunEgress egress, Resources resources, Duration ttl) {
-    return new RunSpec(
-        runId,
-        "it-agent",
-        WORKLOAD_IMAGE,
-        command,
-        Map.of(),
-        egress,
-        resources,
-        ttl,
-        Instant.now().plus(Duration.ofMinutes(30)),
-        false);
+    return ItRuns.spec(runId, WORKLOAD_IMAGE, command, egress, resources, ttl);
   }
 
   static RunEgress noEgress() {
-    return new RunEgress(AllowList.EMPTY, Optional.empty(), List.of(), Map.of());
+    return ItRuns.noEgress();
   }
 
   static Resources smallCaps() {
@@ -176,38 +160,7 @@ final class DockerItSupport {
    * (runs of a control plane sharing the daemon are not the tests' business).
    */
   static List<String> labelledResources(DockerClient client) {
-    List<String> found = new ArrayList<>();
-    client
-        .listContainersCmd()
-        .withShowAll(true)
-        .withLabelFilter(Map.of(Labels.MANAGED_BY, Labels.MANAGER))
-        .exec()
-        .stream()
-        .filter(c -> isTestRun(c.getLabels()))
-        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
-    client
-        .listNetworksCmd()
-        .withFilter("label", List.of(Labels.MANAGED_BY + "=" + Labels.MANAGER))
-        .exec()
-        .stream()
-        .filter(n -> isTestRun(n.getLabels()))
-        .forEach(n -> found.add("network " + n.getName()));
-    List<com.github.dockerjava.api.command.InspectVolumeResponse> volumes =
-        client
-            .listVolumesCmd()
-            .withFilter("label", List.of(Labels.MANAGED_BY + "=" + Labels.MANAGER))
-            .exec()
-            .getVolumes();
-    if (volumes != null) {
-      volumes.stream()
-          .filter(v -> isTestRun(v.getLabels()))
-          .forEach(v -> found.add("volume " + v.getName()));
-    }
-    return found;
-  }
-
-  private static boolean isTestRun(Map<String, String> labels) {
-    return labels != null && labels.getOrDefault(Labels.RUN_ID, "").startsWith("it");
+    return DockerObjects.ofRunsStartingWith(client, "it");
   }
 
   /** Removes whatever the tests left (by label) and asserts that nothing labelled remains. */
@@ -216,29 +169,5 @@ final class DockerItSupport {
     assertThat(labelledResources(client))
         .as("labelled containers and networks left behind")
         .isEmpty();
-  }
-
-  /** Records what a sandbox produced. */
-  static final class RecordingListener implements SandboxListener {
-    private final ByteArrayOutputStream output = new ByteArrayOutputStream();
-    final List<String> decisions = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void onOutput(byte[] chunk) {
-      synchronized (output) {
-        output.writeBytes(chunk);
-      }
-    }
-
-    @Override
-    public void onEgressDecision(String jsonLine) {
-      decisions.add(jsonLine);
-    }
-
-    String output() {
-      synchronized (output) {
-        return output.toString(StandardCharsets.UTF_8);
-      }
-    }
   }
 }

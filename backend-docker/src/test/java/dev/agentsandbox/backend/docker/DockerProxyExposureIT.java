@@ -16,7 +16,7 @@ import com.github.dockerjava.api.model.HostConfig;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Sandbox;
-import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
+import dev.agentsandbox.testing.RecordingListener;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -66,7 +66,7 @@ class DockerProxyExposureIT {
           docker.workloadContainerId(),
           docker.proxyContainerId(),
           docker.proxyAddress(),
-          RunLayout.egressName(runId));
+          FenceLayout.egressName(runId));
       sandbox.kill();
       assertThat(sandbox.await(Instant.now().plus(Duration.ofMinutes(1))).end())
           .isEqualTo(Completion.End.KILLED);
@@ -83,14 +83,15 @@ class DockerProxyExposureIT {
       await(() -> backend.proxyPoolReady().size() == 1);
       String standbyId = backend.proxyPoolReady().get(0);
       String standbyProxy = "asb-" + standbyId + "-proxy";
-      String proxyAddress = endpoint(standbyProxy, RunLayout.fenceName(standbyId)).getIpAddress();
-      String standbyEgress = endpoint(standbyProxy, RunLayout.egressName(standbyId)).getIpAddress();
+      String proxyAddress = endpoint(standbyProxy, FenceLayout.fenceName(standbyId)).getIpAddress();
+      String standbyEgress =
+          endpoint(standbyProxy, FenceLayout.egressName(standbyId)).getIpAddress();
       assertThatExceptionOfType(ConnectException.class)
           .as("the standby's proxy from this host, at %s on the egress side", standbyEgress)
           .isThrownBy(() -> connect(standbyEgress));
 
       // Requests before any run took the standby, from a container on its fence.
-      probe = probeOn(RunLayout.fenceName(standbyId));
+      probe = probeOn(FenceLayout.fenceName(standbyId));
       for (int i = 0; i < 3; i++) {
         String answer =
             DockerItSupport.exec(

@@ -14,7 +14,7 @@ import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.docker.DockerItSupport.ExecResult;
-import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
+import dev.agentsandbox.testing.RecordingListener;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

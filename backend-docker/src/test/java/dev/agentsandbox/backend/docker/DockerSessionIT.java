@@ -6,9 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Completion;
-import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.RunSpec;
-import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
 import dev.agentsandbox.backend.session.InvalidWorkspacePathException;
 import dev.agentsandbox.backend.session.PathInfo;
 import dev.agentsandbox.backend.session.PathRefusedException;
@@ -19,13 +17,14 @@ import dev.agentsandbox.backend.session.StepListener;
 import dev.agentsandbox.backend.session.StepSpec;
 import dev.agentsandbox.backend.session.UnableToRunStepException;
 import dev.agentsandbox.backend.session.WorkspacePath;
+import dev.agentsandbox.testing.DockerObjects;
+import dev.agentsandbox.testing.RecordingListener;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -134,23 +133,7 @@ class DockerSessionIT {
 
   /** Every container, volume and network labelled with a run id starting with {@code prefix}. */
   static List<String> labelled(String prefix) {
-    List<String> found = new ArrayList<>();
-    client.listContainersCmd().withShowAll(true).exec().stream()
-        .filter(c -> c.getLabels() != null)
-        .filter(c -> c.getLabels().getOrDefault(Labels.RUN_ID, "").startsWith(prefix))
-        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
-    client.listNetworksCmd().exec().stream()
-        .filter(n -> n.getLabels() != null)
-        .filter(n -> n.getLabels().getOrDefault(Labels.RUN_ID, "").startsWith(prefix))
-        .forEach(n -> found.add("network " + n.getName()));
-    var volumes = client.listVolumesCmd().exec().getVolumes();
-    if (volumes != null) {
-      volumes.stream()
-          .filter(v -> v.getLabels() != null)
-          .filter(v -> v.getLabels().getOrDefault(Labels.RUN_ID, "").startsWith(prefix))
-          .forEach(v -> found.add("volume " + v.getName()));
-    }
-    return found;
+    return DockerObjects.ofRunsStartingWith(client, prefix);
   }
 
   /** A step's output, its streams apart. */

@@ -14,12 +14,12 @@ import com.github.dockerjava.api.model.HostConfig;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.Sandbox;
-import dev.agentsandbox.backend.docker.DockerItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.testing.Host;
 import dev.agentsandbox.testing.HostDrill;
+import dev.agentsandbox.testing.RecordingListener;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -123,7 +123,7 @@ class ProxyPoolIT {
               .withHostConfig(
                   HostConfig.newHostConfig()
                       .withRuntime("runc")
-                      .withNetworkMode(RunLayout.fenceName(standby.id()))
+                      .withNetworkMode(FenceLayout.fenceName(standby.id()))
                       .withCapDrop(Capability.ALL)
                       .withReadonlyRootfs(true)
                       .withTmpFs(Map.of("/tmp", "rw,size=16m")))

@@ -238,7 +238,8 @@ class RunLayoutTest {
             .workloadUser("65533:65533")
             .proxyReadyTimeout(Duration.ofSeconds(1))
             .build();
-    assertThat(new RunLayout(spec(), clash, "runc").proxyUser()).startsWith("65532:");
+    assertThat(new RunLayout(spec(), clash, "runc").proxy("172.30.0.2").user())
+        .startsWith("65532:");
   }
 
   @Test

@@ -16,7 +16,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -259,47 +258,15 @@ final class MicroVmSandbox implements Sandbox {
     if (proxy != null) {
       proxy.stop();
     }
-    OptionalInt exit = status.exitStatus();
-    String failed = failure;
-    if (failed != null) {
-      return new Completion(Completion.End.ERROR, exit, failed);
-    }
-    if (killed.get()) {
-      return new Completion(Completion.End.KILLED, exit, "killed on request");
-    }
-    if (bootTimedOut) {
-      return new Completion(
-          Completion.End.ERROR,
-          exit,
-          "the guest did not start the command within " + bootTimeout.toSeconds() + " s");
-    }
-    if (stopped) {
-      return new Completion(
-          Completion.End.DEADLINE, exit, "workload stopped at the deadline " + until);
-    }
-    if (status.error().isPresent()) {
-      return new Completion(
-          Completion.End.ERROR, exit, "the guest failed: " + status.error().get());
-    }
-    if (exit.isEmpty()) {
-      return new Completion(
-          Completion.End.ERROR,
-          exit,
-          "the VM stopped before its command ended (exit status "
-              + vm.exitValue()
-              + ", console in "
-              + layout.consoleLog()
-              + ")");
-    }
-    int code = exit.getAsInt();
-    // 137 = 128 + SIGKILL: the guest kernel's OOM killer, since nothing else in the guest sends it.
-    return new Completion(
-        Completion.End.EXIT,
-        exit,
-        (code == 137
-                ? "exited with status 137 (killed: out of memory?)"
-                : "exited with status " + code)
-            + status.outputsProblem().map(p -> "; " + p).orElse(""));
+    return new VmEnd(
+            status.exitStatus(),
+            Optional.ofNullable(failure),
+            killed.get(),
+            bootTimedOut,
+            stopped,
+            status.error(),
+            status.outputsProblem())
+        .completion(bootTimeout, until, vm::exitValue, layout.consoleLog());
   }
 
   /**

@@ -3,7 +3,6 @@ package dev.agentsandbox.backend.microvm;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.Isolation;
-import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.RunContract;
 import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
@@ -59,6 +58,16 @@ final class VmLayout {
 
   boolean session() {
     return session;
+  }
+
+  /** The run's spec: what the plan names (its image, command, labels and credentials). */
+  RunSpec spec() {
+    return spec;
+  }
+
+  /** The VMM the run's VM runs under. */
+  Vmm vmm() {
+    return vmm;
   }
 
   Placement placement() {
@@ -352,99 +361,8 @@ final class VmLayout {
         List.of("ip", "link", "set", "dev", tap, "up"));
   }
 
-  /** Everything in creation order, as {@link MicroVmBackend#launch} creates it. */
+  /** Everything in creation order, as {@link MicroVmBackend#launch} creates it ({@link VmPlan}). */
   SandboxPlan plan(Isolation isolation, NftFence fence, List<String> resolvers, Path rootDisk) {
-    List<Manifest> manifests = new ArrayList<>();
-    manifests.add(
-        new Manifest(
-            "root-disk",
-            rootDisk.getFileName().toString(),
-            Map.of(
-                "image",
-                spec.image(),
-                "path",
-                rootDisk.toString(),
-                "shared",
-                true,
-                "mode",
-                "read-only")));
-    manifests.add(
-        new Manifest(
-            "run-directory",
-            dir().toString(),
-            Map.of("labels", new TreeMap<>(spec.labels()), "record", RunRecord.FILE)));
-    manifests.add(
-        new Manifest(
-            "tap",
-            placement.tap(),
-            Map.of(
-                "commands",
-                tapCommands().stream().map(c -> String.join(" ", c)).toList(),
-                "host_address",
-                placement.hostAddress() + "/30",
-                "guest_address",
-                placement.guestAddress())));
-    manifests.add(new Manifest("nftables-table", NftFence.TABLE, fence.table(resolvers)));
-    manifests.add(
-        new Manifest("nftables-elements", placement.tap(), NftFence.addElements(fenceSlot())));
-    manifests.add(
-        new Manifest(
-            "proxy",
-            "asb-" + spec.runId() + "-proxy",
-            Map.of(
-                "command",
-                proxyCommandLine(),
-                "policy_file",
-                policyFile().toString(),
-                "policy",
-                proxyPolicyJson(),
-                "credentials_dir",
-                proxyCredentialsDir().toString(),
-                "credentials",
-                spec.proxyCredentials().stream().map(RunCredential::name).toList())));
-    manifests.add(
-        new Manifest(
-            "output-disk",
-            outputDisk().toString(),
-            Map.of(
-                "bytes",
-                outputDiskBytes(),
-                "owner",
-                placement.vmmUid(),
-                "mode",
-                "0600",
-                "content",
-                "a tar of "
-                    + RunContract.OUT_DIR
-                    + ", written by the guest when the workload ends")));
-    // Names and variables only: a credential's value never appears in a plan.
-    manifests.add(
-        new Manifest(
-            "initramfs",
-            initramfs().toString(),
-            Map.of(
-                "run_env", guestSettings(),
-                "argv", session ? List.of() : spec.command(),
-                "env_keys", workloadEnv().keySet().stream().toList(),
-                "credentials",
-                    spec.credentials().stream()
-                        .map(c -> RunContract.CREDENTIALS_DIR + "/" + c.name())
-                        .toList(),
-                "placeholders", List.copyOf(spec.egress().proxyHeldCredentials()),
-                "trust",
-                    inspects()
-                        ? List.of(
-                            dev.agentsandbox.backend.RunTrust.RUN_CA,
-                            dev.agentsandbox.backend.RunTrust.BUNDLE,
-                            dev.agentsandbox.backend.RunTrust.JAVA_STORE)
-                        : List.of())));
-    manifests.add(
-        new Manifest(
-            "vmm",
-            "asb-" + spec.runId(),
-            Map.of(
-                "runtime", vmm.runtime(),
-                "command", vmm.commandLine(vmRequest(rootDisk)))));
-    return new SandboxPlan(MicroVmBackend.NAME, vmm.runtime(), isolation, manifests);
+    return VmPlan.of(this, isolation, fence, resolvers, rootDisk);
   }
 }

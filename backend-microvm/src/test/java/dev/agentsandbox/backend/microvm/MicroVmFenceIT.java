@@ -8,11 +8,11 @@ import static dev.agentsandbox.backend.microvm.MicroVmItSupport.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.backend.Completion;
-import dev.agentsandbox.backend.microvm.MicroVmItSupport.RecordingListener;
 import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.testing.Host;
 import dev.agentsandbox.testing.HostDrill;
+import dev.agentsandbox.testing.RecordingListener;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;

@@ -5,26 +5,18 @@ import static org.assertj.core.api.Assertions.fail;
 
 import dev.agentsandbox.backend.Probe;
 import dev.agentsandbox.backend.RunSpec;
-import dev.agentsandbox.backend.SandboxListener;
-import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.Resources;
 import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.testing.Host;
 import dev.agentsandbox.testing.HostDrill;
-import java.io.ByteArrayOutputStream;
+import dev.agentsandbox.testing.ItRuns;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * What the microVM ITs share: the backend under software emulation (or what {@code
@@ -80,26 +72,16 @@ final class MicroVmItSupport {
   }
 
   static String newRunId() {
-    return "itvm" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+    return ItRuns.newRunId("itvm");
   }
 
   static RunSpec spec(
       String runId, List<String> command, RunEgress egress, Resources resources, Duration ttl) {
-    return new RunSpec(
-        runId,
-        "it-agent",
-        WORKLOAD_IMAGE,
-        command,
-        Map.of(),
-        egress,
-        resources,
-        ttl,
-        Instant.now().plus(Duration.ofMinutes(30)),
-        false);
+    return ItRuns.spec(runId, WORKLOAD_IMAGE, command, egress, resources, ttl);
   }
 
   static RunEgress noEgress() {
-    return new RunEgress(AllowList.EMPTY, Optional.empty(), List.of(), Map.of());
+    return ItRuns.noEgress();
   }
 
   static Resources smallCaps() {
@@ -185,33 +167,5 @@ final class MicroVmItSupport {
                 .toList())
         .as("VMM or proxy processes left behind")
         .isEmpty();
-  }
-
-  /** Records what a sandbox produced. */
-  static final class RecordingListener implements SandboxListener {
-    private final ByteArrayOutputStream output = new ByteArrayOutputStream();
-    final List<String> decisions = new CopyOnWriteArrayList<>();
-    volatile Instant firstOutput;
-
-    @Override
-    public void onOutput(byte[] chunk) {
-      synchronized (output) {
-        if (firstOutput == null) {
-          firstOutput = Instant.now();
-        }
-        output.writeBytes(chunk);
-      }
-    }
-
-    @Override
-    public void onEgressDecision(String jsonLine) {
-      decisions.add(jsonLine);
-    }
-
-    String output() {
-      synchronized (output) {
-        return output.toString(StandardCharsets.UTF_8);
-      }
-    }
   }
 }

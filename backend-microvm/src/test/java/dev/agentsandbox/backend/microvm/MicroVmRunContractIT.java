@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.RunCredential;
 import dev.agentsandbox.backend.RunSpec;
-import dev.agentsandbox.backend.microvm.MicroVmItSupport.RecordingListener;
+import dev.agentsandbox.testing.RecordingListener;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

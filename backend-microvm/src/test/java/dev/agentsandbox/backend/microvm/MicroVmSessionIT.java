@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.agentsandbox.backend.Completion;
-import dev.agentsandbox.backend.microvm.MicroVmItSupport.RecordingListener;
 import dev.agentsandbox.backend.session.PathInfo;
 import dev.agentsandbox.backend.session.PathRefusedException;
 import dev.agentsandbox.backend.session.SessionSandbox;
@@ -21,6 +20,7 @@ import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.testing.HostDrill;
+import dev.agentsandbox.testing.RecordingListener;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;

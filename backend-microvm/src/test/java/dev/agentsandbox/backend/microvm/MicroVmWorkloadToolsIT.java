@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.agentsandbox.backend.Completion;
-import dev.agentsandbox.backend.microvm.MicroVmItSupport.RecordingListener;
+import dev.agentsandbox.testing.RecordingListener;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

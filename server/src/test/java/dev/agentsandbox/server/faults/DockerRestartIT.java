@@ -16,6 +16,7 @@ import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.DockerObjects;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -104,8 +105,7 @@ class DockerRestartIT {
       await("the reaper to remove what run " + runId + " left, once the daemon is back")
           .atMost(Duration.ofSeconds(120))
           .pollInterval(Duration.ofSeconds(1))
-          .untilAsserted(
-              () -> assertThat(ProxyDiedIT.resourcesOf(docker, id)).as("left").isEmpty());
+          .untilAsserted(() -> assertThat(DockerObjects.ofRun(docker, id)).as("left").isEmpty());
       String auditUrl = "/api/admin/platform/audit?run=" + runId + "&limit=1000";
       // The run's own teardown row is written once its removal has ended, after its result.
       JsonNode rows =

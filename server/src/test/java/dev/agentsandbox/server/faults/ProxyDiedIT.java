@@ -17,6 +17,7 @@ import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.DockerObjects;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -158,7 +159,7 @@ class ProxyDiedIT {
       assertThat(teardown.path("data").path("removed").asBoolean())
           .as(teardown.toString())
           .isTrue();
-      assertThat(resourcesOf(docker, runId)).as("left on the daemon").isEmpty();
+      assertThat(DockerObjects.ofRun(docker, runId)).as("left on the daemon").isEmpty();
       JsonNode verify = call("GET", "/api/admin/platform/audit/verify", null);
       assertThat(verify.path("ok").asBoolean()).as(verify.toString()).isTrue();
     } finally {
@@ -166,28 +167,6 @@ class ProxyDiedIT {
         removeQuietly(docker, runId);
       }
     }
-  }
-
-  static List<String> resourcesOf(DockerClient docker, String runId) {
-    List<String> found = new ArrayList<>();
-    docker
-        .listContainersCmd()
-        .withShowAll(true)
-        .withLabelFilter(Map.of(Labels.RUN_ID, runId))
-        .exec()
-        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
-    docker
-        .listNetworksCmd()
-        .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
-        .exec()
-        .forEach(n -> found.add("network " + n.getName()));
-    docker
-        .listVolumesCmd()
-        .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
-        .exec()
-        .getVolumes()
-        .forEach(v -> found.add("volume " + v.getName()));
-    return found;
   }
 
   /** Whatever the test's run left, removed so that a failed assertion leaks nothing. */

@@ -28,6 +28,7 @@ import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.DockerObjects;
 import dev.agentsandbox.testing.LinkServer;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -603,34 +604,7 @@ class LoadIT {
 
   /** Containers, networks and volumes of this class's runs. */
   private static List<String> labelled() {
-    List<String> found = new ArrayList<>();
-    docker
-        .listContainersCmd()
-        .withShowAll(true)
-        .withLabelFilter(Map.of(Labels.MANAGED_BY, Labels.MANAGER))
-        .exec()
-        .stream()
-        .filter(c -> ours(c.getLabels()))
-        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
-    docker
-        .listNetworksCmd()
-        .withFilter("label", List.of(Labels.MANAGED_BY + "=" + Labels.MANAGER))
-        .exec()
-        .stream()
-        .filter(n -> ours(n.getLabels()))
-        .forEach(n -> found.add("network " + n.getName()));
-    var volumes =
-        docker
-            .listVolumesCmd()
-            .withFilter("label", List.of(Labels.MANAGED_BY + "=" + Labels.MANAGER))
-            .exec()
-            .getVolumes();
-    if (volumes != null) {
-      volumes.stream()
-          .filter(v -> ours(v.getLabels()))
-          .forEach(v -> found.add("volume " + v.getName()));
-    }
-    return found;
+    return DockerObjects.managed(docker, LoadIT::ours);
   }
 
   private static void awaitNothingLabelled() {

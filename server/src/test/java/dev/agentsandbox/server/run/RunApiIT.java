@@ -26,6 +26,7 @@ import dev.agentsandbox.server.ContractCheckedHttpClient;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.DockerObjects;
 import dev.agentsandbox.testing.LinkServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -298,7 +299,9 @@ class RunApiIT {
     assertThat(teardown.path("actor").asText()).isEqualTo("it-admin");
     assertThat(teardown.path("data").path("removed").asBoolean()).as(teardown.toString()).isTrue();
     assertThat(teardown.path("data").path("exit_status").asInt()).isEqualTo(4);
-    assertThat(everythingOf(runId)).as("containers, networks and volumes of " + runId).isEmpty();
+    assertThat(DockerObjects.ofRun(docker, runId))
+        .as("containers, networks and volumes of " + runId)
+        .isEmpty();
     JsonNode timeline = call("GET", BASE + "/runs/" + runId + "/timeline", null);
     assertThat(timeline.path("end").path("teardown").path("audit_id").asLong())
         .as(timeline.path("end").toString())
@@ -513,8 +516,13 @@ class RunApiIT {
           .atMost(Duration.ofSeconds(60))
           .pollInterval(Duration.ofMillis(250))
           .untilAsserted(
-              () -> assertThat(resourcesOf("foreignexpired")).as("past its expiry").isEmpty());
-      assertThat(resourcesOf("foreignlive")).as("another control plane's live run").isNotEmpty();
+              () ->
+                  assertThat(DockerObjects.containersOfRun(docker, "foreignexpired"))
+                      .as("past its expiry")
+                      .isEmpty());
+      assertThat(DockerObjects.containersOfRun(docker, "foreignlive"))
+          .as("another control plane's live run")
+          .isNotEmpty();
     } finally {
       foreign.teardown();
       expired.teardown();
@@ -533,34 +541,6 @@ class RunApiIT {
         Duration.ofSeconds(120),
         expiresAt,
         false);
-  }
-
-  /** Every container, network and volume labelled with the run's id. */
-  private static List<String> everythingOf(String runId) {
-    List<String> found = new ArrayList<>(resourcesOf(runId));
-    String label = Labels.RUN_ID + "=" + runId;
-    docker
-        .listNetworksCmd()
-        .withFilter("label", List.of(label))
-        .exec()
-        .forEach(n -> found.add("network " + n.getName()));
-    List<com.github.dockerjava.api.command.InspectVolumeResponse> volumes =
-        docker.listVolumesCmd().withFilter("label", List.of(label)).exec().getVolumes();
-    if (volumes != null) {
-      volumes.forEach(v -> found.add("volume " + v.getName()));
-    }
-    return found;
-  }
-
-  private static List<String> resourcesOf(String runId) {
-    List<String> found = new ArrayList<>();
-    docker
-        .listContainersCmd()
-        .withShowAll(true)
-        .withLabelFilter(Map.of(Labels.RUN_ID, runId))
-        .exec()
-        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
-    return found;
   }
 
   /**
