@@ -65,6 +65,10 @@ public final class HostName {
         ascii = IDN.toASCII(checked, IDN.ALLOW_UNASSIGNED);
       } catch (IllegalArgumentException e) {
         throw invalid("the name is not valid IDNA");
+      } catch (RuntimeException e) {
+        // The JDK's Punycode throws a bare RuntimeException for a label over 1,000 code units
+        // ("input too long"), which a name under the length cap can hold (found by fuzzing).
+        throw invalid("the name is not valid IDNA (a label is too long)");
       }
     }
     return checkStructure(ascii.toLowerCase(Locale.ROOT));
