@@ -270,57 +270,17 @@ class HostileRunnerTest {
 
   @Test
   void anImpossibleExitStatusFails() throws Exception {
-    hello();
-    CompletableFuture<StepEnd> end =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return client
-                    .exec(
-                        new StepSpec(1, List.of("true"), Map.of(), WorkspacePath.root(), null),
-                        new Recording())
-                    .awaitEnd(Instant.now().plusSeconds(10))
-                    .orElseThrow();
-              } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-              }
-            },
-            ASYNC);
-    Frame exec = hostSent(FrameType.STDIN_END);
-    guest(FrameType.STARTED, exec.id(), new Payload.Writer().u32(42).done());
-    guest(
-        FrameType.EXITED,
-        exec.id(),
-        new Payload.Writer().u32(1).u32(200).u32(0).u32(0).u32(0).done());
-    assertThat(end.get(10, TimeUnit.SECONDS).end()).isEqualTo(StepEnd.End.ERROR);
+    StepEnd ended =
+        endAfterExited(new Payload.Writer().u32(1).u32(200).u32(0).u32(0).u32(0).done());
+    assertThat(ended.end()).isEqualTo(StepEnd.End.ERROR);
     assertThat(violations).singleElement().asString().contains("impossible exit status");
   }
 
   @Test
   void aCountTheRunnerCouldNotReadIsUnknownNotZero() throws Exception {
-    hello();
-    CompletableFuture<StepEnd> end =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return client
-                    .exec(
-                        new StepSpec(1, List.of("true"), Map.of(), WorkspacePath.root(), null),
-                        new Recording())
-                    .awaitEnd(Instant.now().plusSeconds(10))
-                    .orElseThrow();
-              } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-              }
-            },
-            ASYNC);
-    Frame exec = hostSent(FrameType.STDIN_END);
-    guest(FrameType.STARTED, exec.id(), new Payload.Writer().u32(42).done());
-    guest(
-        FrameType.EXITED,
-        exec.id(),
-        new Payload.Writer().u32(0).u32(0).u32(0).u32(0xffffffffL).u32(0xffffffffL).done());
-    StepEnd ended = end.get(10, TimeUnit.SECONDS);
+    StepEnd ended =
+        endAfterExited(
+            new Payload.Writer().u32(0).u32(0).u32(0).u32(0xffffffffL).u32(0xffffffffL).done());
     assertThat(ended.exitStatus()).hasValue(0);
     assertThat(ended.connectionsOpened()).isEmpty();
     assertThat(violations).isEmpty();
@@ -328,6 +288,14 @@ class HostileRunnerTest {
 
   @Test
   void anImpossibleConnectionCountFails() throws Exception {
+    StepEnd ended =
+        endAfterExited(new Payload.Writer().u32(0).u32(0).u32(0).u32(0x80000000L).u32(0).done());
+    assertThat(ended.end()).isEqualTo(StepEnd.End.ERROR);
+    assertThat(violations).singleElement().asString().contains("impossible count of connections");
+  }
+
+  /** A step started on a greeted client whose runner then sends EXITED with {@code payload}. */
+  private StepEnd endAfterExited(byte[] payload) throws Exception {
     hello();
     CompletableFuture<StepEnd> end =
         CompletableFuture.supplyAsync(
@@ -346,12 +314,8 @@ class HostileRunnerTest {
             ASYNC);
     Frame exec = hostSent(FrameType.STDIN_END);
     guest(FrameType.STARTED, exec.id(), new Payload.Writer().u32(42).done());
-    guest(
-        FrameType.EXITED,
-        exec.id(),
-        new Payload.Writer().u32(0).u32(0).u32(0).u32(0x80000000L).u32(0).done());
-    assertThat(end.get(10, TimeUnit.SECONDS).end()).isEqualTo(StepEnd.End.ERROR);
-    assertThat(violations).singleElement().asString().contains("impossible count of connections");
+    guest(FrameType.EXITED, exec.id(), payload);
+    return end.get(10, TimeUnit.SECONDS);
   }
 
   private static void sleepForever() {
