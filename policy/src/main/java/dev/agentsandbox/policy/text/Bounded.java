@@ -10,7 +10,8 @@ package dev.agentsandbox.policy.text;
  * escaping, and never the first half of a surrogate pair without its second (the cut moves back one
  * unit instead, so a character outside the BMP is kept whole or not at all). When anything was left
  * out, the ellipsis follows. So however long the text (a 16 KiB line, a megabyte), the result is at
- * most {@code limit} characters plus the ellipsis, and only the kept part is read.
+ * most {@code limit} characters plus the ellipsis, and only the kept part is escaped ({@link
+ * Escape#ONE_LINE} first folds the whole text's white space, so it reads all of it).
  *
  * <p>{@code null} is the empty string; a caller that names a missing value differently checks for
  * it itself. Pure; thread-safe.
