@@ -2,6 +2,7 @@ package dev.agentsandbox.server;
 
 import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;

@@ -3,8 +3,8 @@ package dev.agentsandbox.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.agentsandbox.server.ApiClient.Answer;
 import dev.agentsandbox.store.AuditQuery;
+import dev.agentsandbox.testing.api.ApiClient.Answer;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -6,9 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.agentsandbox.policy.config.Scopes;
-import dev.agentsandbox.server.ApiClient.Answer;
-import dev.agentsandbox.server.OpenApiContract.Exchange;
 import dev.agentsandbox.server.http.Route;
+import dev.agentsandbox.testing.api.ApiClient.Answer;
+import dev.agentsandbox.testing.api.OpenApiContract;
+import dev.agentsandbox.testing.api.OpenApiContract.Exchange;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

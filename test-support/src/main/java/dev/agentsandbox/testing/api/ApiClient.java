@@ -1,4 +1,4 @@
-package dev.agentsandbox.server;
+package dev.agentsandbox.testing.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -12,7 +12,7 @@ import java.time.Duration;
 /**
  * A real HTTP client against the server under test, checking each exchange against openapi.json.
  */
-final class ApiClient {
+public final class ApiClient {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   /** Every exchange is checked against the OpenAPI document. */
@@ -20,13 +20,13 @@ final class ApiClient {
 
   private final String baseUrl;
 
-  ApiClient(String baseUrl) {
+  public ApiClient(String baseUrl) {
     this.baseUrl = baseUrl;
   }
 
   /** One answer: status, headers and body. */
-  record Answer(int status, HttpResponse<String> raw) {
-    JsonNode json() {
+  public record Answer(int status, HttpResponse<String> raw) {
+    public JsonNode json() {
       try {
         return MAPPER.readTree(raw.body());
       } catch (IOException e) {
@@ -34,20 +34,20 @@ final class ApiClient {
       }
     }
 
-    String header(String name) {
+    public String header(String name) {
       return raw.headers().firstValue(name).orElse(null);
     }
 
-    String body() {
+    public String body() {
       return raw.body();
     }
   }
 
-  Answer get(String path, String token) {
+  public Answer get(String path, String token) {
     return send(builder(path, token).GET());
   }
 
-  Answer put(String path, String token, String json, String... headers) {
+  public Answer put(String path, String token, String json, String... headers) {
     HttpRequest.Builder builder =
         builder(path, token)
             .header("Content-Type", "application/json")
@@ -58,7 +58,7 @@ final class ApiClient {
     return send(builder);
   }
 
-  Answer send(HttpRequest.Builder builder) {
+  public Answer send(HttpRequest.Builder builder) {
     try {
       HttpResponse<String> response =
           http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
@@ -71,7 +71,7 @@ final class ApiClient {
     }
   }
 
-  HttpRequest.Builder builder(String path, String token) {
+  public HttpRequest.Builder builder(String path, String token) {
     HttpRequest.Builder builder =
         HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30));
     if (token != null) {

@@ -1,4 +1,4 @@
-package dev.agentsandbox.server;
+package dev.agentsandbox.testing.api;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.agentsandbox.server;
+package dev.agentsandbox.testing.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -31,6 +31,10 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class OpenApiContract {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final YAMLMapper YAML = new YAMLMapper();
+
+  /** Where the server keeps the document it serves; test-support reads it from the classpath. */
+  private static final String DOCUMENT_RESOURCE = "dev/agentsandbox/server/openapi.json";
+
   private static final OpenApiContract DOCUMENT = load();
 
   private final JsonNode document;
@@ -50,14 +54,16 @@ public final class OpenApiContract {
   }
 
   /** The raw document (schema references point at {@code #/$defs/}). */
-  JsonNode tree() {
+  public JsonNode tree() {
     return document;
   }
 
   private static OpenApiContract load() {
-    try (InputStream in = OpenApiDocument.class.getResourceAsStream("openapi.json")) {
+    try (InputStream in =
+        OpenApiContract.class.getClassLoader().getResourceAsStream(DOCUMENT_RESOURCE)) {
       if (in == null) {
-        throw new IllegalStateException("openapi.json is not on the test classpath");
+        throw new IllegalStateException(
+            DOCUMENT_RESOURCE + " is not on the test classpath (server's jar is)");
       }
       // OpenAPI keeps schemas under components; as one JSON Schema they are $defs.
       String text =
@@ -218,7 +224,7 @@ public final class OpenApiContract {
   }
 
   /** The documented path template {@code rawPath} matches, or null. */
-  String template(String rawPath) {
+  public String template(String rawPath) {
     String[] have = rawPath.split("/", -1);
     for (Iterator<String> it = document.get("paths").fieldNames(); it.hasNext(); ) {
       String template = it.next();
