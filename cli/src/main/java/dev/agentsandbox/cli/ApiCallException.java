@@ -3,6 +3,7 @@ package dev.agentsandbox.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
+import dev.agentsandbox.policy.text.Bounded;
 import java.io.IOException;
 
 /** The admin API refused a request: its status, error code, message and whole error body. */
@@ -32,7 +33,8 @@ final class ApiCallException extends RuntimeException {
       body = MissingNode.getInstance();
     }
     String code = body.path("error").asText("http_" + answer.status());
-    String message = body.path("message").asText(truncate(answer.body()));
+    String message =
+        body.path("message").asText(Bounded.text(answer.body(), 200, Bounded.Escape.ONE_LINE));
     StringBuilder text =
         new StringBuilder(what).append(": ").append(message).append(" (").append(code);
     if (body.path("missing_scope").isTextual()) {
@@ -47,11 +49,6 @@ final class ApiCallException extends RuntimeException {
           .append(problem.path("message").asText(problem.toString()));
     }
     return new ApiCallException(text.toString(), answer.status(), code, body);
-  }
-
-  private static String truncate(String text) {
-    String oneLine = text.strip().replaceAll("\\s+", " ");
-    return oneLine.length() > 200 ? oneLine.substring(0, 200) + "..." : oneLine;
   }
 
   int status() {

@@ -11,6 +11,7 @@ import dev.agentsandbox.policy.event.Reaped;
 import dev.agentsandbox.policy.event.Started;
 import dev.agentsandbox.policy.event.TimedOut;
 import dev.agentsandbox.policy.event.TornDown;
+import dev.agentsandbox.policy.text.Bounded;
 import dev.agentsandbox.runs.audit.RecordedEvent;
 import dev.agentsandbox.runs.audit.RunTimeline;
 import java.io.IOException;
@@ -207,16 +208,18 @@ final class TimelineView {
   }
 
   /**
-   * One cell: at most {@link #SUMMARY_WIDTH} characters, never empty, control, bidirectional and
-   * invisible characters shown as {@code <U+XXXX>} (a command or a host name must not move a
-   * terminal's cursor, change its colours or reorder the line).
+   * One cell: at most {@link #SUMMARY_WIDTH} characters of the text, never empty, control,
+   * bidirectional and invisible characters shown as {@code <U+XXXX>} (a command or a host name must
+   * not move a terminal's cursor, change its colours or reorder the line); the escapes do not count
+   * against the width, so a cut never splits one.
    */
   static String bounded(String text) {
-    String clean = clean(text);
-    if (clean.isBlank()) {
+    if (text == null || text.isBlank()) {
       return "-";
     }
-    return clean.length() <= SUMMARY_WIDTH ? clean : clean.substring(0, SUMMARY_WIDTH - 1) + "…";
+    return text.length() <= SUMMARY_WIDTH
+        ? clean(text)
+        : Bounded.text(text, SUMMARY_WIDTH - 1, Bounded.Escape.TEXT, "…");
   }
 
   static String clean(String text) {

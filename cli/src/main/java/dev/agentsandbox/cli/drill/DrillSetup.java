@@ -1,5 +1,6 @@
 package dev.agentsandbox.cli.drill;
 
+import dev.agentsandbox.policy.text.Bounded;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -78,23 +79,15 @@ record DrillSetup(
       throw new IllegalArgumentException(
           what
               + " "
-              + (value == null ? "(missing)" : "'" + Echo.bounded(value) + "'")
+              + (value == null
+                  ? "(missing)"
+                  : "'" + Bounded.text(value, 80, Bounded.Escape.PRINTABLE_ASCII) + "'")
               + ": expected "
               + (grammar == TARGET
                   ? "an IPv4 address and port such as 192.0.2.10:80"
                   : grammar == PATH
                       ? "an absolute path of letters, digits, . _ - and /"
                       : "lower-case letters, digits, dots and hyphens"));
-    }
-  }
-
-  /** Bounded echo of a value in a message. */
-  static final class Echo {
-    private Echo() {}
-
-    static String bounded(String value) {
-      String printable = value.replaceAll("[^\\x20-\\x7e]", "?");
-      return printable.length() <= 80 ? printable : printable.substring(0, 80) + "...";
     }
   }
 

@@ -49,7 +49,14 @@ public final class Bounded {
      * ShownText#visible}): for names a reviewer tells apart by eye. The limit counts the text's
      * characters, not the escapes'.
      */
-    NAME
+    NAME,
+    /**
+     * Every character {@link ShownText.Rule#TEXT} refuses written as {@code <U+XXXX>}: one line of
+     * free text on an operator's terminal (a command, a host, a summary), where nothing may act.
+     * Unlike {@link #NAME} it keeps what only confuses the eye (confusable letters). The limit
+     * counts the text's characters, not the escapes'.
+     */
+    TEXT
   }
 
   private Bounded() {}
@@ -113,6 +120,7 @@ public final class Bounded {
     return switch (escape) {
       case NONE -> text.substring(0, end);
       case NAME -> ShownText.visible(text.substring(0, end), ShownText.Rule.NAME);
+      case TEXT -> ShownText.visible(text.substring(0, end), ShownText.Rule.TEXT);
       case CONTROL, ONE_LINE, PRINTABLE_ASCII, VISIBLE_ASCII -> {
         StringBuilder out = new StringBuilder(end);
         for (int i = 0; i < end; ) {
