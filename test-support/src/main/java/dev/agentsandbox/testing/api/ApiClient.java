@@ -19,9 +19,16 @@ public final class ApiClient {
   private final HttpClient http = ContractCheckedHttpClient.create();
 
   private final String baseUrl;
+  private final Duration requestTimeout;
 
   public ApiClient(String baseUrl) {
+    this(baseUrl, Duration.ofSeconds(30));
+  }
+
+  /** A client whose requests each give up after {@code requestTimeout}. */
+  public ApiClient(String baseUrl, Duration requestTimeout) {
     this.baseUrl = baseUrl;
+    this.requestTimeout = requestTimeout;
   }
 
   /** One answer: status, headers and body. */
@@ -41,6 +48,21 @@ public final class ApiClient {
     public String body() {
       return raw.body();
     }
+
+    /** The body as JSON, after asserting the status was 2xx (the message shows the body if not). */
+    public JsonNode successJson() {
+      if (status / 100 != 2) {
+        throw new AssertionError(
+            raw.request().method()
+                + " "
+                + raw.uri().getRawPath()
+                + " answered "
+                + status
+                + ": "
+                + raw.body());
+      }
+      return json();
+    }
   }
 
   public Answer get(String path, String token) {
@@ -58,11 +80,40 @@ public final class ApiClient {
     return send(builder);
   }
 
+  public Answer post(String path, String token, String json) {
+    return send("POST", path, token, json);
+  }
+
+  public Answer delete(String path, String token) {
+    return send(builder(path, token).DELETE());
+  }
+
+  /** Any method; {@code json} null sends no body. */
+  public Answer send(String method, String path, String token, String json) {
+    HttpRequest.Builder builder = builder(path, token);
+    if (json == null) {
+      builder.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      builder
+          .header("Content-Type", "application/json")
+          .method(method, HttpRequest.BodyPublishers.ofString(json));
+    }
+    return send(builder);
+  }
+
+  /**
+   * One checked exchange that lets a transport failure through, for tests where the server going
+   * away mid-request is the point (a fault test, a kill).
+   */
+  public Answer exchange(HttpRequest.Builder builder) throws IOException, InterruptedException {
+    HttpResponse<String> response =
+        http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+    return new Answer(response.statusCode(), response);
+  }
+
   public Answer send(HttpRequest.Builder builder) {
     try {
-      HttpResponse<String> response =
-          http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
-      return new Answer(response.statusCode(), response);
+      return exchange(builder);
     } catch (IOException e) {
       throw new AssertionError("request failed: " + e.getMessage(), e);
     } catch (InterruptedException e) {
@@ -73,7 +124,7 @@ public final class ApiClient {
 
   public HttpRequest.Builder builder(String path, String token) {
     HttpRequest.Builder builder =
-        HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(30));
+        HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(requestTimeout);
     if (token != null) {
       builder.header("Authorization", "Bearer " + token);
     }
