@@ -7,6 +7,7 @@ import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.store.AuditEvent;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.VerifyResult;
+import dev.agentsandbox.testing.api.OpenApiContract;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -110,9 +111,11 @@ final class EvidenceBench {
         for (int i = 0; i < rounds; i++) {
           long cpu = processCpuMillis();
           long t = System.nanoTime();
-          proposal = JSON.readTree(send(http, server, admin, "GET", PROPOSAL, null));
+          HttpResponse<String> answer = exchange(http, server, admin, "GET", PROPOSAL, null);
+          proposal = JSON.readTree(answer.body());
           proposals[i] = (System.nanoTime() - t) / 1_000_000;
           proposalCpu[i] = processCpuMillis() - cpu;
+          checked(answer, null);
         }
         out.printf(
             "proposal: %s ms (median %d, max %d), CPU %s ms (median %d); %d refusals read, %d"
@@ -140,11 +143,13 @@ final class EvidenceBench {
         for (int i = 0; i < rounds; i++) {
           long cpu = processCpuMillis();
           long t = System.nanoTime();
-          impact =
-              JSON.readTree(
-                  send(http, server, admin, "PUT", CONFIG + "?dry_run=true", document.toString()));
+          String change = document.toString();
+          HttpResponse<String> answer =
+              exchange(http, server, admin, "PUT", CONFIG + "?dry_run=true", change);
+          impact = JSON.readTree(answer.body());
           impacts[i] = (System.nanoTime() - t) / 1_000_000;
           impactCpu[i] = processCpuMillis() - cpu;
+          checked(answer, change);
         }
         JsonNode agent = impact.path("change").path("impact").path("agents").get(0);
         out.printf(
@@ -165,17 +170,18 @@ final class EvidenceBench {
         for (int i = 0; i < rounds; i++) {
           long cpu = processCpuMillis();
           long t = System.nanoTime();
-          policyImpact =
-              JSON.readTree(
-                  send(
-                      http,
-                      server,
-                      admin,
-                      "PUT",
-                      "/api/admin/platform/egress-policy?dry_run=true",
-                      policy));
+          HttpResponse<String> answer =
+              exchange(
+                  http,
+                  server,
+                  admin,
+                  "PUT",
+                  "/api/admin/platform/egress-policy?dry_run=true",
+                  policy);
+          policyImpact = JSON.readTree(answer.body());
           policies[i] = (System.nanoTime() - t) / 1_000_000;
           policyCpu[i] = processCpuMillis() - cpu;
+          checked(answer, policy);
         }
         out.printf(
             "impact (egress policy default rule, every agent): %s ms (median %d, max %d), CPU %s ms"
@@ -330,6 +336,18 @@ final class EvidenceBench {
       String path,
       String body)
       throws Exception {
+    return checked(exchange(http, server, token, method, path, body), body);
+  }
+
+  /** One exchange, unchecked, so a timed loop can measure it alone and {@link #checked} after. */
+  private static HttpResponse<String> exchange(
+      HttpClient http,
+      AgentSandboxServer server,
+      String token,
+      String method,
+      String path,
+      String body)
+      throws Exception {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
             .timeout(Duration.ofMinutes(5))
@@ -341,11 +359,35 @@ final class EvidenceBench {
           .header("Content-Type", "application/json")
           .method(method, HttpRequest.BodyPublishers.ofString(body));
     }
-    HttpResponse<String> response =
-        http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * The exchange checked against openapi.json (outside any timing: the check is the harness's cost,
+   * not the server's), then its status; answers its body.
+   */
+  private static String checked(HttpResponse<String> response, String body) {
+    HttpRequest request = response.request();
+    OpenApiContract.document()
+        .check(
+            new OpenApiContract.Exchange(
+                request.method(),
+                request.uri().getRawPath(),
+                request.uri().getRawQuery(),
+                request.headers().firstValue("Content-Type").orElse(null),
+                body,
+                response.statusCode(),
+                response.headers().firstValue("Content-Type").orElse(null),
+                response.body()));
     if (response.statusCode() / 100 != 2 && response.statusCode() != 403) {
       throw new IllegalStateException(
-          method + " " + path + ": " + response.statusCode() + " " + response.body());
+          request.method()
+              + " "
+              + request.uri().getRawPath()
+              + ": "
+              + response.statusCode()
+              + " "
+              + response.body());
     }
     return response.body();
   }

@@ -30,6 +30,7 @@ import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.testing.DockerObjects;
 import dev.agentsandbox.testing.LinkServer;
+import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -196,7 +197,7 @@ class LoadIT {
                 new RunSettings("loadit" + TAG, 64 * 1024, 1000, RUNS + 8, 256),
                 RunWiring.every(Duration.ofHours(1))));
     admin = store.tokens().create("it-admin", Scopes.ALL, null).secret();
-    http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    http = http11();
     HttpResponse<String> put = send(http, "PUT", BASE, config(300, "LoadIT"), "If-Match", "\"0\"");
     assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
   }
@@ -338,7 +339,7 @@ class LoadIT {
         .as("clients vs this JVM's jdk.httpserver.maxConnections (raise -Dasb.it.maxConnections)")
         .isLessThanOrEqualTo(cap - 2);
     http.close();
-    http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    http = http11();
     Thread.sleep(1000);
     Map<String, List<Long>> latencies = new ConcurrentHashMap<>();
     Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
@@ -354,8 +355,7 @@ class LoadIT {
             pool.submit(
                 () -> {
                   // Each client its own connection, as separate callers would have.
-                  try (HttpClient own =
-                      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+                  try (HttpClient own = http11()) {
                     for (int i = 0; Instant.now().isBefore(until) && i < 100_000; i++) {
                       apiCall(own, client, i, latencies, statuses, failures);
                     }
@@ -454,6 +454,8 @@ class LoadIT {
       if (!expected) {
         failures.add(label + ": " + status + " " + abbreviate(response.body()));
       }
+    } catch (AssertionError e) {
+      failures.add(label + ": against openapi.json: " + abbreviate(String.valueOf(e.getMessage())));
     } catch (IOException e) {
       failures.add(label + ": connection error: " + e);
     } catch (InterruptedException e) {
@@ -569,6 +571,15 @@ class LoadIT {
           .method(method, HttpRequest.BodyPublishers.ofString(body));
     }
     return client.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * A client of its own on HTTP/1.1 whose every exchange is checked against openapi.json; the
+   * latencies this test prints include that check.
+   */
+  private static HttpClient http11() {
+    return ContractCheckedHttpClient.wrapping(
+        HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build());
   }
 
   private static long percentile(List<Long> values, int p) {

@@ -39,6 +39,14 @@ public final class ContractCheckedHttpClient extends HttpClient {
         HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build());
   }
 
+  /**
+   * {@code delegate} (built as a test needs it: HTTP/1.1, its own connection) with every exchange
+   * checked; closing the answer closes {@code delegate}.
+   */
+  public static HttpClient wrapping(HttpClient delegate) {
+    return new ContractCheckedHttpClient(delegate);
+  }
+
   @Override
   public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
       throws IOException, InterruptedException {
