@@ -22,6 +22,23 @@ public final class ItRuns {
 
   private ItRuns() {}
 
+  /**
+   * One backend's IT suite: the prefix its run ids carry, the workload image its runs use and the
+   * small resource caps its tests choose when the size does not matter.
+   */
+  public record Suite(String prefix, String image, Resources smallCaps) {
+    /** A fresh run id of this suite. */
+    public String newRunId() {
+      return ItRuns.newRunId(prefix);
+    }
+
+    /** A run of {@link #AGENT} on this suite's image (see {@link ItRuns#spec}). */
+    public RunSpec spec(
+        String runId, List<String> command, RunEgress egress, Resources resources, Duration ttl) {
+      return ItRuns.spec(runId, image, command, egress, resources, ttl);
+    }
+  }
+
   /** A fresh run id: {@code prefix} and eight hex digits. */
   public static String newRunId(String prefix) {
     return prefix + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());

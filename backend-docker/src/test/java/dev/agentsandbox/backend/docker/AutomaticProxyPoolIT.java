@@ -1,10 +1,8 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
-import static dev.agentsandbox.backend.docker.DockerItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -63,11 +61,16 @@ class AutomaticProxyPoolIT {
           .as("serve's start line for the backend")
           .contains("proxy pool: " + ProxyPoolSizing.explain(expected, memory));
 
-      String runId = newRunId();
+      String runId = SUITE.newRunId();
       RecordingListener listener = new RecordingListener();
       try (Sandbox sandbox =
           backend.launch(
-              spec(runId, List.of("echo", "hello"), noEgress(), smallCaps(), Duration.ofMinutes(3)),
+              SUITE.spec(
+                  runId,
+                  List.of("echo", "hello"),
+                  noEgress(),
+                  SUITE.smallCaps(),
+                  Duration.ofMinutes(3)),
               listener,
               "runc")) {
         assertThat(sandbox.pooledProxy()).as("the first run, built on a started proxy").isPresent();

@@ -1,7 +1,7 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.labelledResources;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -104,7 +104,7 @@ class ClientCompatibilityIT {
                     "compat", LAYOUT.cidr(), upstream.httpPort(), upstream.tlsPort())),
             ClientCompatibility.hosts(upstream));
     Map<String, String> env = ClientCompatibility.env(upstream, ROUNDS);
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     runIds.add(runId);
     // Bounded: a round took about 35 s per runtime on this project's 2-core VM at load average 26
     // (docs/reliability.md); the TTL ends a run that hangs, and the test then fails.

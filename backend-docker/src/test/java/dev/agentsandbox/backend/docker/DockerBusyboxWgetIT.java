@@ -1,9 +1,7 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
-import static dev.agentsandbox.backend.docker.DockerItSupport.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -91,11 +89,11 @@ class DockerBusyboxWgetIT {
     DockerBackend backend = new DockerBackend(client, DockerBackendConfig.defaults());
     try (Sandbox sandbox =
         backend.launch(
-            spec(
-                newRunId(),
+            SUITE.spec(
+                SUITE.newRunId(),
                 List.of("sh", "-c", script),
                 egress,
-                smallCaps(),
+                SUITE.smallCaps(),
                 Duration.ofMinutes(5)),
             listener,
             runtime)) {

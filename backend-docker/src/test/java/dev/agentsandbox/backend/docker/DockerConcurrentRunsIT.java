@@ -1,9 +1,8 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
-import static dev.agentsandbox.backend.docker.DockerItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.dockerjava.api.DockerClient;
@@ -70,13 +69,13 @@ class DockerConcurrentRunsIT {
     try {
       List<Future<Sandbox>> launched = new ArrayList<>();
       for (int i = 0; i < RUNS; i++) {
-        String runId = newRunId();
+        String runId = SUITE.newRunId();
         launched.add(
             launching.submit(
                 () -> {
                   Sandbox sandbox =
                       backend.launch(
-                          spec(
+                          SUITE.spec(
                               runId,
                               List.of("sleep", "600"),
                               noEgress(),

@@ -1,11 +1,9 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
 import static dev.agentsandbox.backend.docker.DockerItSupport.exec;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
-import static dev.agentsandbox.backend.docker.DockerItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -63,23 +61,23 @@ class DockerFenceIT {
       DockerSandbox a =
           (DockerSandbox)
               backend.launch(
-                  spec(
-                      newRunId(),
+                  SUITE.spec(
+                      SUITE.newRunId(),
                       List.of("sleep", "900"),
                       egress,
-                      smallCaps(),
+                      SUITE.smallCaps(),
                       Duration.ofMinutes(15)),
                   aListener,
                   runtime);
       DockerSandbox b =
           (DockerSandbox)
               backend.launch(
-                  spec(
-                      newRunId(),
+                  SUITE.spec(
+                      SUITE.newRunId(),
                       List.of(
                           "sh", "-c", "echo peer > /tmp/index.html; exec httpd -f -p 8080 -h /tmp"),
                       noEgress(),
-                      smallCaps(),
+                      SUITE.smallCaps(),
                       Duration.ofMinutes(15)),
                   dev.agentsandbox.backend.SandboxListener.NONE,
                   runtime);

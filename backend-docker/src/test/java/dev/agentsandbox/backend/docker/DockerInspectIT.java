@@ -1,7 +1,6 @@
 package dev.agentsandbox.backend.docker;
 
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -126,7 +125,7 @@ class DockerInspectIT {
             + "/repos/acme/gadgets)\"; "
             + "echo \"file=$(cat $AGENT_SANDBOX_CREDENTIALS/github)\"; echo \"env=$GITHUB_TOKEN\"; "
             + "ls -l /run/agent-sandbox/trust; grep -c 'BEGIN CERTIFICATE' $SSL_CERT_FILE; env";
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     runIds.add(runId);
     Instant expires = Instant.now().plus(Duration.ofMinutes(30));
     RunSpec spec =
@@ -137,7 +136,7 @@ class DockerInspectIT {
                 List.of("sh", "-c", script),
                 Map.of(),
                 egress,
-                smallCaps(),
+                SUITE.smallCaps(),
                 Duration.ofMinutes(3),
                 expires,
                 false)
@@ -204,7 +203,7 @@ class DockerInspectIT {
    */
   @Test
   void aSessionsStepsTrustTheRunCaAndTheProxyInjectsTheToken() throws Exception {
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     runIds.add(runId);
     Instant expires = Instant.now().plus(Duration.ofMinutes(30));
     RunSpec spec =

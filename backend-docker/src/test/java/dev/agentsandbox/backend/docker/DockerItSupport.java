@@ -8,16 +8,13 @@ import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Frame;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Probe;
-import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.policy.config.Resources;
-import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.testing.DockerObjects;
 import dev.agentsandbox.testing.HostDrill;
 import dev.agentsandbox.testing.ItRuns;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +25,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class DockerItSupport {
   static final String WORKLOAD_IMAGE = "agent-sandbox/workload:dev";
+
+  /**
+   * This backend's ITs: run ids {@code it…}, the workload image, small caps of Resources(1, 256,
+   * 128).
+   */
+  static final ItRuns.Suite SUITE =
+      new ItRuns.Suite("it", WORKLOAD_IMAGE, new Resources(1, 256, 128));
 
   /**
    * The Docker tests' drill: its own links and upstream address, apart from the microVM tests'. The
@@ -88,23 +92,6 @@ final class DockerItSupport {
         subnets);
   }
 
-  static String newRunId() {
-    return ItRuns.newRunId("it");
-  }
-
-  static RunSpec spec(
-      String runId, List<String> command, RunEgress egress, Resources resources, Duration ttl) {
-    return ItRuns.spec(runId, WORKLOAD_IMAGE, command, egress, resources, ttl);
-  }
-
-  static RunEgress noEgress() {
-    return ItRuns.noEgress();
-  }
-
-  static Resources smallCaps() {
-    return new Resources(1, 256, 128);
-  }
-
   /** The outcome of a command run inside a container. */
   record ExecResult(long exitCode, String output) {}
 
@@ -160,12 +147,12 @@ final class DockerItSupport {
    * (runs of a control plane sharing the daemon are not the tests' business).
    */
   static List<String> labelledResources(DockerClient client) {
-    return DockerObjects.ofRunsStartingWith(client, "it");
+    return DockerObjects.ofRunsStartingWith(client, SUITE.prefix());
   }
 
   /** Removes whatever the tests left (by label) and asserts that nothing labelled remains. */
   static void cleanUpAndAssertNothingLeft(DockerClient client) {
-    new DockerReaper(client).reap(Instant.now(), runId -> !runId.startsWith("it"));
+    new DockerReaper(client).reap(Instant.now(), runId -> !runId.startsWith(SUITE.prefix()));
     assertThat(labelledResources(client))
         .as("labelled containers and networks left behind")
         .isEmpty();

@@ -1,12 +1,10 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
 import static dev.agentsandbox.backend.docker.DockerItSupport.exec;
 import static dev.agentsandbox.backend.docker.DockerItSupport.labelledResources;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
-import static dev.agentsandbox.backend.docker.DockerItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -78,11 +76,11 @@ class DockerLifecycleIT {
       throws Exception {
     RecordingListener listener = new RecordingListener();
     RunSpec spec =
-        spec(
-            newRunId(),
+        SUITE.spec(
+            SUITE.newRunId(),
             List.of("sh", "-c", "echo hello from $(id -u); echo oops >&2; exit 3"),
             noEgress(),
-            smallCaps(),
+            SUITE.smallCaps(),
             Duration.ofMinutes(2));
     Completion completion;
     try (Sandbox sandbox = launch(spec, listener, runtime)) {
@@ -99,11 +97,11 @@ class DockerLifecycleIT {
   @MethodSource("runtimes")
   void anInfiniteLoopDiesAtTheDeadline(String runtime) throws Exception {
     RunSpec spec =
-        spec(
-            newRunId(),
+        SUITE.spec(
+            SUITE.newRunId(),
             List.of("sh", "-c", "while :; do :; done"),
             noEgress(),
-            smallCaps(),
+            SUITE.smallCaps(),
             Duration.ofSeconds(3));
     try (Sandbox sandbox = launch(spec, SandboxListener.NONE, runtime)) {
       // The caller's deadline is later than the run's ttl: the ttl wins.
@@ -117,7 +115,12 @@ class DockerLifecycleIT {
   @MethodSource("runtimes")
   void killEndsTheRunAsKilledAndTeardownIsIdempotent(String runtime) throws Exception {
     RunSpec spec =
-        spec(newRunId(), List.of("sleep", "600"), noEgress(), smallCaps(), Duration.ofMinutes(5));
+        SUITE.spec(
+            SUITE.newRunId(),
+            List.of("sleep", "600"),
+            noEgress(),
+            SUITE.smallCaps(),
+            Duration.ofMinutes(5));
     Sandbox sandbox = launch(spec, SandboxListener.NONE, runtime);
     Thread killer = new Thread(sandbox::kill);
     killer.start();
@@ -143,8 +146,8 @@ class DockerLifecycleIT {
             + " 2>/dev/null; read n < /tmp/started; echo started=$n";
     RecordingListener listener = new RecordingListener();
     RunSpec spec =
-        spec(
-            newRunId(),
+        SUITE.spec(
+            SUITE.newRunId(),
             List.of("sh", "-c", script),
             noEgress(),
             new Resources(1, 256, 64),
@@ -170,8 +173,8 @@ class DockerLifecycleIT {
   @MethodSource("runtimes")
   void aForkBombIsContainedAndEndsAtTheDeadline(String runtime) throws Exception {
     RunSpec spec =
-        spec(
-            newRunId(),
+        SUITE.spec(
+            SUITE.newRunId(),
             List.of("sh", "-c", WAIT_FOR_GO + "f() { f | f & }; f; sleep 30"),
             noEgress(),
             new Resources(1, 256, 64),
@@ -192,8 +195,8 @@ class DockerLifecycleIT {
     String hog = "awk 'BEGIN { s = \"x\"; for (i = 0; i < 31; i++) { s = s s }; print length(s) }'";
     RecordingListener listener = new RecordingListener();
     RunSpec spec =
-        spec(
-            newRunId(),
+        SUITE.spec(
+            SUITE.newRunId(),
             List.of("sh", "-c", hog),
             noEgress(),
             new Resources(1, 64, 64),
@@ -210,13 +213,13 @@ class DockerLifecycleIT {
   void aFailedLaunchLeavesNothingBehindAndSaysWhatFailed() {
     RunSpec spec =
         new RunSpec(
-            newRunId(),
+            SUITE.newRunId(),
             "it-agent",
             "agent-sandbox/no-such-image:never",
             List.of("true"),
             Map.of(),
             noEgress(),
-            smallCaps(),
+            SUITE.smallCaps(),
             Duration.ofMinutes(1),
             Instant.now().plusSeconds(600),
             false);
@@ -230,7 +233,12 @@ class DockerLifecycleIT {
   @Test
   void aRunThatRequiresGvisorIsRefusedUnderRunc() {
     RunSpec open =
-        spec(newRunId(), List.of("true"), noEgress(), smallCaps(), Duration.ofMinutes(1));
+        SUITE.spec(
+            SUITE.newRunId(),
+            List.of("true"),
+            noEgress(),
+            SUITE.smallCaps(),
+            Duration.ofMinutes(1));
     RunSpec strict =
         new RunSpec(
             open.runId(),
@@ -252,16 +260,26 @@ class DockerLifecycleIT {
   @Test
   void theReaperRemovesWhatACrashedControlPlaneLeftAndNothingElse() throws Exception {
     RunSpec orphan =
-        spec(newRunId(), List.of("sleep", "600"), noEgress(), smallCaps(), Duration.ofMinutes(5));
+        SUITE.spec(
+            SUITE.newRunId(),
+            List.of("sleep", "600"),
+            noEgress(),
+            SUITE.smallCaps(),
+            Duration.ofMinutes(5));
     RunSpec live =
-        spec(newRunId(), List.of("sleep", "600"), noEgress(), smallCaps(), Duration.ofMinutes(5));
+        SUITE.spec(
+            SUITE.newRunId(),
+            List.of("sleep", "600"),
+            noEgress(),
+            SUITE.smallCaps(),
+            Duration.ofMinutes(5));
     // Launched and forgotten, as when the control plane dies mid-run.
     backend.launch(orphan, SandboxListener.NONE, "runc");
     Sandbox kept = backend.launch(live, SandboxListener.NONE, "runc");
     String stranger =
         client
             .createNetworkCmd()
-            .withName("asb-" + newRunId() + "-stranger")
+            .withName("asb-" + SUITE.newRunId() + "-stranger")
             .withLabels(Map.of(Labels.RUN_ID, orphan.runId()))
             .exec()
             .getId();

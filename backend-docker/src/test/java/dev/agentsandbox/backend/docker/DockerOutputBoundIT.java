@@ -1,10 +1,8 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
-import static dev.agentsandbox.backend.docker.DockerItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.dockerjava.api.DockerClient;
@@ -71,9 +69,15 @@ class DockerOutputBoundIT {
   @ParameterizedTest(name = "under {0}")
   @MethodSource("runtimes")
   void aSparseFileIsReadNoFurtherThanTheCapPlusHeaders(String runtime) throws Exception {
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     RunSpec run =
-        spec(runId, List.of("sh", "-c", ATTACK), noEgress(), smallCaps(), Duration.ofMinutes(3))
+        SUITE
+            .spec(
+                runId,
+                List.of("sh", "-c", ATTACK),
+                noEgress(),
+                SUITE.smallCaps(),
+                Duration.ofMinutes(3))
             .withOutputs(CAPS);
     long bound = OutputArchive.bound(CAPS);
     DockerBackend backend = new DockerBackend(client, DockerBackendConfig.defaults());

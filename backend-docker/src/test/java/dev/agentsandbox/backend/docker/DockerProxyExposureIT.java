@@ -1,10 +1,8 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
-import static dev.agentsandbox.backend.docker.DockerItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.fail;
@@ -54,11 +52,16 @@ class DockerProxyExposureIT {
   @Test
   void aColdRunsProxyServesItsFenceAndRefusesTheHostOnTheEgressSide() throws Exception {
     DockerBackend backend = new DockerBackend(client, DockerBackendConfig.defaults());
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     RecordingListener listener = new RecordingListener();
     try (Sandbox sandbox =
         backend.launch(
-            spec(runId, List.of("sleep", "120"), noEgress(), smallCaps(), Duration.ofMinutes(3)),
+            SUITE.spec(
+                runId,
+                List.of("sleep", "120"),
+                noEgress(),
+                SUITE.smallCaps(),
+                Duration.ofMinutes(3)),
             listener,
             "runc")) {
       DockerSandbox docker = (DockerSandbox) sandbox;
@@ -107,15 +110,15 @@ class DockerProxyExposureIT {
       client.removeContainerCmd(probe).withForce(true).exec();
       probe = null;
 
-      String runId = newRunId();
+      String runId = SUITE.newRunId();
       RecordingListener listener = new RecordingListener();
       try (Sandbox sandbox =
           backend.launch(
-              spec(
+              SUITE.spec(
                   runId,
                   List.of("sh", "-c", "curl -sS -i --max-time 10 http://mine.test/; true"),
                   noEgress(),
-                  smallCaps(),
+                  SUITE.smallCaps(),
                   Duration.ofMinutes(3)),
               listener,
               "runc")) {
@@ -179,11 +182,12 @@ class DockerProxyExposureIT {
     String id =
         client
             .createContainerCmd(DockerItSupport.WORKLOAD_IMAGE)
-            .withName("asb-" + newRunId() + "-probe")
+            .withName("asb-" + SUITE.newRunId() + "-probe")
             .withCmd("sleep", "300")
             .withUser("65534:65534")
             .withLabels(
-                Labels.forRun(newRunId(), "it-agent", Instant.now().plus(Duration.ofMinutes(30))))
+                Labels.forRun(
+                    SUITE.newRunId(), "it-agent", Instant.now().plus(Duration.ofMinutes(30))))
             .withHostConfig(
                 HostConfig.newHostConfig()
                     .withRuntime("runc")

@@ -9,6 +9,7 @@ import dev.agentsandbox.backend.ReapReport;
 import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.backend.Sandbox;
 import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.testing.ItRuns;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -33,8 +34,8 @@ import org.junit.jupiter.api.Test;
  * expired anyway).
  */
 class DockerReaperScopeIT {
-  private static final String A = "cpa" + DockerItSupport.newRunId();
-  private static final String B = "cpb" + DockerItSupport.newRunId();
+  private static final String A = "cpa" + DockerItSupport.SUITE.newRunId();
+  private static final String B = "cpb" + DockerItSupport.SUITE.newRunId();
 
   /** This class's runs: none of them is live for either control plane. */
   private static final Predicate<String> OURS = runId -> !runId.startsWith("rsc");
@@ -56,7 +57,7 @@ class DockerReaperScopeIT {
   }
 
   private static String runId() {
-    return "rsc" + DockerItSupport.newRunId().substring(2);
+    return "rsc" + DockerItSupport.SUITE.newRunId().substring(2);
   }
 
   @Test
@@ -73,8 +74,8 @@ class DockerReaperScopeIT {
             DockerItSupport.WORKLOAD_IMAGE,
             List.of("sh", "-c", "sleep 300"),
             Map.of(),
-            DockerItSupport.noEgress(),
-            DockerItSupport.smallCaps(),
+            ItRuns.noEgress(),
+            DockerItSupport.SUITE.smallCaps(),
             Duration.ofMinutes(5),
             Instant.now().plus(Duration.ofMinutes(10)),
             false);

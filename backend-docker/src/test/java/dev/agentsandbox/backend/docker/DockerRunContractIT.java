@@ -1,11 +1,10 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
 import static dev.agentsandbox.backend.docker.DockerItSupport.exec;
 import static dev.agentsandbox.backend.docker.DockerItSupport.labelledResources;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.dockerjava.api.DockerClient;
@@ -66,7 +65,7 @@ class DockerRunContractIT {
       throws Exception {
     String fileOnly = secret();
     String inEnv = secret();
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     String script =
         "i=0; while [ ! -e /tmp/go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; "
             + "echo uid=$(id -u); ls -ln \"$AGENT_SANDBOX_CREDENTIALS\"; "
@@ -83,7 +82,7 @@ class DockerRunContractIT {
                 List.of("sh", "-c", script),
                 Map.of(),
                 noEgress(),
-                smallCaps(),
+                SUITE.smallCaps(),
                 Duration.ofMinutes(2),
                 Instant.now().plus(Duration.ofMinutes(30)),
                 false,

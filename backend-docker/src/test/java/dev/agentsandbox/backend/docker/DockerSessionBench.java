@@ -7,6 +7,7 @@ import dev.agentsandbox.backend.session.StepEnd;
 import dev.agentsandbox.backend.session.StepListener;
 import dev.agentsandbox.backend.session.StepSpec;
 import dev.agentsandbox.backend.session.WorkspacePath;
+import dev.agentsandbox.testing.ItRuns;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -57,11 +58,11 @@ public final class DockerSessionBench {
       }
       String runId = "dsb" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
       RunSpec spec =
-          DockerItSupport.spec(
+          DockerItSupport.SUITE.spec(
               runId,
               List.of("<steps>"),
-              DockerItSupport.noEgress(),
-              DockerItSupport.smallCaps(),
+              ItRuns.noEgress(),
+              DockerItSupport.SUITE.smallCaps(),
               Duration.ofMinutes(30));
       long start = System.nanoTime();
       session = backend.openSession(spec, SandboxListener.NONE, runtime);

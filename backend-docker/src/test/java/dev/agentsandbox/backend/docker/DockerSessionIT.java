@@ -1,6 +1,6 @@
 package dev.agentsandbox.backend.docker;
 
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

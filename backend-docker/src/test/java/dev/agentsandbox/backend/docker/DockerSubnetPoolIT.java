@@ -1,11 +1,9 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
 import static dev.agentsandbox.backend.docker.DockerItSupport.labelledResources;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
-import static dev.agentsandbox.backend.docker.DockerItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -95,10 +93,11 @@ class DockerSubnetPoolIT {
             new Network.Ipam().withConfig(new Network.Ipam.Config().withSubnet("10.213.240.0/28")))
         .exec();
     DockerBackend backend = backend(RANGE);
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     RunLayout layout =
         new RunLayout(
-            spec(runId, List.of("true"), noEgress(), smallCaps(), Duration.ofMinutes(2)),
+            SUITE.spec(
+                runId, List.of("true"), noEgress(), SUITE.smallCaps(), Duration.ofMinutes(2)),
             DockerBackendConfig.defaults(),
             runtime);
     // The workload asks its proxy for the egress bridge's gateway (a private address of the pool),
@@ -112,8 +111,12 @@ class DockerSubnetPoolIT {
     Completion completion;
     try (Sandbox sandbox =
         backend.launch(
-            spec(
-                runId, List.of("sh", "-c", script), noEgress(), smallCaps(), Duration.ofMinutes(2)),
+            SUITE.spec(
+                runId,
+                List.of("sh", "-c", script),
+                noEgress(),
+                SUITE.smallCaps(),
+                Duration.ofMinutes(2)),
             listener,
             runtime)) {
       Network.Ipam.Config fence = ipam(layout.fenceName());
@@ -163,9 +166,10 @@ class DockerSubnetPoolIT {
         .exec();
     SubnetPool pool = SubnetPool.parse(RANGE);
     SubnetAllocator blind = new SubnetAllocator(pool, List::of, Clock.systemUTC());
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     RunSpec spec =
-        spec(runId, List.of("echo", "placed"), noEgress(), smallCaps(), Duration.ofMinutes(2));
+        SUITE.spec(
+            runId, List.of("echo", "placed"), noEgress(), SUITE.smallCaps(), Duration.ofMinutes(2));
     DockerBackendConfig config =
         DockerBackendConfig.defaults().toBuilder().subnetPool(pool).build();
     RunLayout layout = new RunLayout(spec, config, "runc");
@@ -189,18 +193,28 @@ class DockerSubnetPoolIT {
   @Test
   void anExhaustedPoolRefusesTheRunAtOnceAndCreatesNothingForIt() throws Exception {
     DockerBackend backend = backend(TINY); // two /28 blocks: one run
-    String first = newRunId();
-    String second = newRunId();
+    String first = SUITE.newRunId();
+    String second = SUITE.newRunId();
     try (Sandbox holding =
         backend.launch(
-            spec(first, List.of("sleep", "60"), noEgress(), smallCaps(), Duration.ofMinutes(2)),
+            SUITE.spec(
+                first,
+                List.of("sleep", "60"),
+                noEgress(),
+                SUITE.smallCaps(),
+                Duration.ofMinutes(2)),
             new RecordingListener(),
             "runc")) {
       long started = System.nanoTime();
       assertThatThrownBy(
               () ->
                   backend.launch(
-                      spec(second, List.of("true"), noEgress(), smallCaps(), Duration.ofMinutes(2)),
+                      SUITE.spec(
+                          second,
+                          List.of("true"),
+                          noEgress(),
+                          SUITE.smallCaps(),
+                          Duration.ofMinutes(2)),
                       new RecordingListener(),
                       "runc"))
           .isInstanceOf(UnableToLaunchSandboxException.class)
@@ -212,11 +226,16 @@ class DockerSubnetPoolIT {
       holding.await(Instant.now().plus(Duration.ofSeconds(30)));
     }
     assertThat(backend.subnetsHeld()).isZero();
-    String third = newRunId();
+    String third = SUITE.newRunId();
     RecordingListener listener = new RecordingListener();
     try (Sandbox sandbox =
         backend.launch(
-            spec(third, List.of("echo", "third"), noEgress(), smallCaps(), Duration.ofMinutes(2)),
+            SUITE.spec(
+                third,
+                List.of("echo", "third"),
+                noEgress(),
+                SUITE.smallCaps(),
+                Duration.ofMinutes(2)),
             listener,
             "runc")) {
       assertThat(sandbox.await(Instant.now().plus(Duration.ofMinutes(1))).end())

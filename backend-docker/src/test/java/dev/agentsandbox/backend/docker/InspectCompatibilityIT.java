@@ -1,6 +1,6 @@
 package dev.agentsandbox.backend.docker;
 
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -104,7 +104,7 @@ class InspectCompatibilityIT {
             inspected,
             Optional.of(upstream.caPem));
     int rounds = InspectCompatibility.ROUNDS;
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     runIds.add(runId);
     Duration ttl = Duration.ofSeconds(240 + 60L * rounds);
     Instant expires = Instant.now().plus(Duration.ofMinutes(60));

@@ -37,7 +37,7 @@ class PooledProxyImageIT {
   @Test
   void aPooledProxyRefusesEverythingUntilItsPolicyArrivesOverAttach() throws Exception {
     DockerClient client = DockerItSupport.requireDaemon();
-    String id = DockerItSupport.newRunId();
+    String id = DockerItSupport.SUITE.newRunId();
     Map<String, String> labels =
         Labels.forRun(id, "it-agent", Instant.now().plus(Duration.ofMinutes(30)));
     String network = "asb-" + id + "-pool";

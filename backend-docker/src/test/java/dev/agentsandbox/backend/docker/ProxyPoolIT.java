@@ -1,9 +1,7 @@
 package dev.agentsandbox.backend.docker;
 
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
 import static dev.agentsandbox.backend.docker.DockerItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.docker.DockerItSupport.newRunId;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
-import static dev.agentsandbox.backend.docker.DockerItSupport.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -19,6 +17,7 @@ import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.testing.Host;
 import dev.agentsandbox.testing.HostDrill;
+import dev.agentsandbox.testing.ItRuns;
 import dev.agentsandbox.testing.RecordingListener;
 import java.time.Duration;
 import java.time.Instant;
@@ -115,11 +114,12 @@ class ProxyPoolIT {
       probe =
           client
               .createContainerCmd(DockerItSupport.WORKLOAD_IMAGE)
-              .withName("asb-" + newRunId() + "-probe")
+              .withName("asb-" + SUITE.newRunId() + "-probe")
               .withCmd("sleep", "300")
               .withUser("65534:65534")
               .withLabels(
-                  Labels.forRun(newRunId(), "it-agent", Instant.now().plus(Duration.ofMinutes(30))))
+                  Labels.forRun(
+                      SUITE.newRunId(), "it-agent", Instant.now().plus(Duration.ofMinutes(30))))
               .withHostConfig(
                   HostConfig.newHostConfig()
                       .withRuntime("runc")
@@ -198,25 +198,25 @@ class ProxyPoolIT {
       standbys.addAll(backend.proxyPoolReady());
       RecordingListener mine = new RecordingListener();
       RecordingListener theirs = new RecordingListener();
-      String mineId = newRunId();
-      String theirsId = newRunId();
+      String mineId = SUITE.newRunId();
+      String theirsId = SUITE.newRunId();
       try (Sandbox a =
               backend.launch(
-                  spec(
+                  SUITE.spec(
                       mineId,
                       List.of("sh", "-c", curlBoth()),
                       egressTo(MINE),
-                      smallCaps(),
+                      SUITE.smallCaps(),
                       Duration.ofMinutes(5)),
                   mine,
                   "runc");
           Sandbox b =
               backend.launch(
-                  spec(
+                  SUITE.spec(
                       theirsId,
                       List.of("sh", "-c", curlBoth()),
                       egressTo(THEIRS),
-                      smallCaps(),
+                      SUITE.smallCaps(),
                       Duration.ofMinutes(5)),
                   theirs,
                   "runc")) {
@@ -271,16 +271,16 @@ class ProxyPoolIT {
         results.add(
             threads.submit(
                 () -> {
-                  String id = newRunId();
+                  String id = SUITE.newRunId();
                   RecordingListener listener = new RecordingListener();
                   go.await();
                   try (Sandbox sandbox =
                       backend.launch(
-                          spec(
+                          SUITE.spec(
                               id,
                               List.of("sh", "-c", "echo run=$AGENT_SANDBOX_RUN_ID"),
-                              DockerItSupport.noEgress(),
-                              smallCaps(),
+                              ItRuns.noEgress(),
+                              SUITE.smallCaps(),
                               Duration.ofMinutes(5)),
                           listener,
                           "runc")) {
@@ -392,14 +392,14 @@ class ProxyPoolIT {
     assertNothingOfTheStandbysLeft(seen);
 
     RecordingListener listener = new RecordingListener();
-    String id = newRunId();
+    String id = SUITE.newRunId();
     try (Sandbox sandbox =
         backend.launch(
-            spec(
+            SUITE.spec(
                 id,
                 List.of("sh", "-c", curlBoth()),
                 egressTo(MINE),
-                smallCaps(),
+                SUITE.smallCaps(),
                 Duration.ofMinutes(5)),
             listener,
             "runc")) {

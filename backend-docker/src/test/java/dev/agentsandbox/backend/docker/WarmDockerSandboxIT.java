@@ -1,7 +1,7 @@
 package dev.agentsandbox.backend.docker;
 
-import static dev.agentsandbox.backend.docker.DockerItSupport.noEgress;
-import static dev.agentsandbox.backend.docker.DockerItSupport.smallCaps;
+import static dev.agentsandbox.backend.docker.DockerItSupport.SUITE;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -71,7 +71,7 @@ class WarmDockerSandboxIT {
         List.of("<handed over>"),
         Map.of(),
         noEgress(),
-        smallCaps(),
+        SUITE.smallCaps(),
         ttl,
         Instant.now().plus(Duration.ofMinutes(30)),
         false);

@@ -1,6 +1,7 @@
 package dev.agentsandbox.backend.microvm;
 
 import dev.agentsandbox.backend.SandboxListener;
+import dev.agentsandbox.testing.ItRuns;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -24,11 +25,11 @@ public final class LaunchAndHang {
     MicroVmSandbox sandbox =
         (MicroVmSandbox)
             backend.launch(
-                MicroVmItSupport.spec(
+                MicroVmItSupport.SUITE.spec(
                     args[0],
                     List.of("sleep", "600"),
-                    MicroVmItSupport.noEgress(),
-                    MicroVmItSupport.smallCaps(),
+                    ItRuns.noEgress(),
+                    MicroVmItSupport.SUITE.smallCaps(),
                     Duration.ofMinutes(10)),
                 SandboxListener.NONE);
     Instant giveUp = Instant.now().plus(Duration.ofMinutes(3));

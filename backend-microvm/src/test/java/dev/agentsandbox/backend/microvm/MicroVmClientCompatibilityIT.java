@@ -1,7 +1,7 @@
 package dev.agentsandbox.backend.microvm;
 
+import static dev.agentsandbox.backend.microvm.MicroVmItSupport.SUITE;
 import static dev.agentsandbox.backend.microvm.MicroVmItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.newRunId;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -86,7 +86,7 @@ class MicroVmClientCompatibilityIT {
     Duration ttl = Duration.ofSeconds(300 + 120L * ROUNDS);
     RunSpec spec =
         new RunSpec(
-            newRunId(),
+            SUITE.newRunId(),
             "it-agent",
             ClientCompatibility.IMAGE,
             ClientCompatibility.COMMAND,

@@ -1,10 +1,8 @@
 package dev.agentsandbox.backend.microvm;
 
+import static dev.agentsandbox.backend.microvm.MicroVmItSupport.SUITE;
 import static dev.agentsandbox.backend.microvm.MicroVmItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.newRunId;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.noEgress;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.smallCaps;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.backend.Completion;
@@ -398,8 +396,8 @@ class MicroVmFenceIT {
     b =
         (MicroVmSandbox)
             backend.launch(
-                spec(
-                    newRunId(),
+                SUITE.spec(
+                    SUITE.newRunId(),
                     List.of(
                         "sh",
                         "-c",
@@ -408,7 +406,7 @@ class MicroVmFenceIT {
                             + " wget -Y off -q -O- http://$ip:8080/; wget -q -O- http://upstream.test/;"
                             + " exec sleep 900"),
                     noEgress(),
-                    smallCaps(),
+                    SUITE.smallCaps(),
                     Duration.ofMinutes(20)),
                 B_OUT);
     RunEgress egress =
@@ -438,11 +436,11 @@ class MicroVmFenceIT {
     a =
         (MicroVmSandbox)
             backend.launch(
-                spec(
-                    newRunId(),
+                SUITE.spec(
+                    SUITE.newRunId(),
                     List.of("sh", "-c", script.toString()),
                     egress,
-                    smallCaps(),
+                    SUITE.smallCaps(),
                     Duration.ofMinutes(20)),
                 A_OUT);
     aEnd = a.await(Instant.now().plus(Duration.ofMinutes(12)));

@@ -1,8 +1,7 @@
 package dev.agentsandbox.backend.microvm;
 
+import static dev.agentsandbox.backend.microvm.MicroVmItSupport.SUITE;
 import static dev.agentsandbox.backend.microvm.MicroVmItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.newRunId;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.smallCaps;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -98,13 +97,13 @@ class MicroVmInspectIT {
     Instant expires = Instant.now().plus(Duration.ofMinutes(30));
     RunSpec spec =
         new RunSpec(
-                newRunId(),
+                SUITE.newRunId(),
                 "it-agent",
                 MicroVmItSupport.WORKLOAD_IMAGE,
                 List.of("sh", "-c", script),
                 Map.of(),
                 egress,
-                smallCaps(),
+                SUITE.smallCaps(),
                 Duration.ofMinutes(5),
                 expires,
                 false)

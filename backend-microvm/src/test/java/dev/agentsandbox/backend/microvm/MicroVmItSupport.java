@@ -4,16 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 import dev.agentsandbox.backend.Probe;
-import dev.agentsandbox.backend.RunSpec;
 import dev.agentsandbox.policy.config.Resources;
-import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.testing.Host;
 import dev.agentsandbox.testing.HostDrill;
 import dev.agentsandbox.testing.ItRuns;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +21,14 @@ import java.util.List;
  */
 final class MicroVmItSupport {
   static final String WORKLOAD_IMAGE = "agent-sandbox/workload:dev";
+
+  /**
+   * This backend's ITs: run ids {@code itvm…}, the workload image, small caps of Resources(1, 160,
+   * 128).
+   */
+  static final ItRuns.Suite SUITE =
+      new ItRuns.Suite("itvm", WORKLOAD_IMAGE, new Resources(1, 160, 128));
+
   static final Path PROXY_JAR = Path.of("..", "proxy", "target", "agent-sandbox-proxy.jar");
 
   /** The microVM tests' drill: its own links and upstream address, apart from the Docker tests'. */
@@ -71,23 +76,6 @@ final class MicroVmItSupport {
     return backend;
   }
 
-  static String newRunId() {
-    return ItRuns.newRunId("itvm");
-  }
-
-  static RunSpec spec(
-      String runId, List<String> command, RunEgress egress, Resources resources, Duration ttl) {
-    return ItRuns.spec(runId, WORKLOAD_IMAGE, command, egress, resources, ttl);
-  }
-
-  static RunEgress noEgress() {
-    return ItRuns.noEgress();
-  }
-
-  static Resources smallCaps() {
-    return new Resources(1, 160, 128);
-  }
-
   /** Taps of this backend on the host. */
   static List<String> taps() {
     List<String> found = new ArrayList<>();
@@ -104,7 +92,7 @@ final class MicroVmItSupport {
 
   /** Taps whose alias names a test run. */
   static List<String> testTaps() throws java.io.IOException {
-    return testTaps("itvm");
+    return testTaps(SUITE.prefix());
   }
 
   /** Taps whose alias names a run whose id starts with {@code prefix}. */
@@ -121,7 +109,7 @@ final class MicroVmItSupport {
 
   /** The table's set elements that name a test run. */
   static String fenceElementsOfTests() throws Exception {
-    return fenceElementsOfTests("itvm");
+    return fenceElementsOfTests(SUITE.prefix());
   }
 
   static String fenceElementsOfTests(String prefix) throws Exception {
@@ -134,7 +122,7 @@ final class MicroVmItSupport {
 
   /** Reaps every test run and asserts that no tap, element, directory or process remains. */
   static void cleanUpAndAssertNothingLeft(MicroVmBackend backend) throws Exception {
-    cleanUpAndAssertNothingLeft(backend, "itvm");
+    cleanUpAndAssertNothingLeft(backend, SUITE.prefix());
   }
 
   /**

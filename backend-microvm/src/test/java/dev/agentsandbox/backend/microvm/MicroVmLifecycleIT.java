@@ -1,10 +1,8 @@
 package dev.agentsandbox.backend.microvm;
 
+import static dev.agentsandbox.backend.microvm.MicroVmItSupport.SUITE;
 import static dev.agentsandbox.backend.microvm.MicroVmItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.newRunId;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.noEgress;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.smallCaps;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -58,19 +56,25 @@ class MicroVmLifecycleIT {
     deadline =
         (MicroVmSandbox)
             backend.launch(
-                spec(newRunId(), writeThenSleep("deadline"), noEgress(), smallCaps(), ttl),
+                SUITE.spec(
+                    SUITE.newRunId(),
+                    writeThenSleep("deadline"),
+                    noEgress(),
+                    SUITE.smallCaps(),
+                    ttl),
                 DEADLINE_OUT);
     killed =
         (MicroVmSandbox)
             backend.launch(
-                spec(newRunId(), writeThenSleep("killed"), noEgress(), smallCaps(), ttl),
+                SUITE.spec(
+                    SUITE.newRunId(), writeThenSleep("killed"), noEgress(), SUITE.smallCaps(), ttl),
                 KILLED_OUT);
     // Doubles a shell string until the guest's cgroup memory cap stops it.
     hog =
         (MicroVmSandbox)
             backend.launch(
-                spec(
-                    newRunId(),
+                SUITE.spec(
+                    SUITE.newRunId(),
                     List.of("sh", "-c", "x=0123456789abcdef; while true; do x=$x$x; done"),
                     noEgress(),
                     new Resources(1, 96, 128),
@@ -82,8 +86,8 @@ class MicroVmLifecycleIT {
     bomb =
         (MicroVmSandbox)
             backend.launch(
-                spec(
-                    newRunId(),
+                SUITE.spec(
+                    SUITE.newRunId(),
                     List.of(
                         "sh",
                         "-c",
@@ -194,7 +198,7 @@ class MicroVmLifecycleIT {
 
   @Test
   void theControlPlaneKilledMidRunTakesItsVmAndProxyAndLeavesTheRestToTheReaper() throws Exception {
-    String runId = newRunId();
+    String runId = SUITE.newRunId();
     String java = ProcessHandle.current().info().command().orElse("java");
     Process controlPlane =
         new ProcessBuilder(
@@ -257,8 +261,12 @@ class MicroVmLifecycleIT {
   void thePlanNamesEveryObjectWithTheRulesAndTheVmmCommandLine() {
     SandboxPlan plan =
         backend.plan(
-            spec(
-                newRunId(), List.of("echo", "hi"), noEgress(), smallCaps(), Duration.ofMinutes(1)));
+            SUITE.spec(
+                SUITE.newRunId(),
+                List.of("echo", "hi"),
+                noEgress(),
+                SUITE.smallCaps(),
+                Duration.ofMinutes(1)));
     assertThat(plan.backend()).isEqualTo("microvm");
     assertThat(plan.runtime()).isEqualTo("qemu-" + backend.config().accel());
     assertThat(plan.manifests().stream().map(Manifest::kind))

@@ -1,9 +1,8 @@
 package dev.agentsandbox.backend.microvm;
 
+import static dev.agentsandbox.backend.microvm.MicroVmItSupport.SUITE;
 import static dev.agentsandbox.backend.microvm.MicroVmItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.newRunId;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.noEgress;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.smallCaps;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.backend.Completion;
@@ -71,13 +70,13 @@ class MicroVmRunContractIT {
             + " echo out=$AGENT_SANDBOX_OUT";
     RunSpec spec =
         new RunSpec(
-                newRunId(),
+                SUITE.newRunId(),
                 "it-agent",
                 MicroVmItSupport.WORKLOAD_IMAGE,
                 List.of("sh", "-c", script),
                 Map.of(),
                 noEgress(),
-                smallCaps(),
+                SUITE.smallCaps(),
                 Duration.ofMinutes(5),
                 Instant.now().plus(Duration.ofMinutes(30)),
                 false,

@@ -1,8 +1,7 @@
 package dev.agentsandbox.backend.microvm;
 
+import static dev.agentsandbox.backend.microvm.MicroVmItSupport.SUITE;
 import static dev.agentsandbox.backend.microvm.MicroVmItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.smallCaps;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -20,6 +19,7 @@ import dev.agentsandbox.policy.AllowList;
 import dev.agentsandbox.policy.config.InternalDestination;
 import dev.agentsandbox.policy.config.RunEgress;
 import dev.agentsandbox.testing.HostDrill;
+import dev.agentsandbox.testing.ItRuns;
 import dev.agentsandbox.testing.RecordingListener;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -77,7 +77,8 @@ class MicroVmSessionIT {
     Instant asked = Instant.now();
     session =
         backend.openSession(
-            spec(runId, List.of("true"), egress, smallCaps(), Duration.ofMinutes(20)), SANDBOX);
+            SUITE.spec(runId, List.of("true"), egress, SUITE.smallCaps(), Duration.ofMinutes(20)),
+            SANDBOX);
     System.out.println(
         "session open (VM booted, runner ready) in " + Duration.between(asked, Instant.now()));
   }
@@ -391,11 +392,11 @@ class MicroVmSessionIT {
     MicroVmSession hostile =
         (MicroVmSession)
             backend.openSession(
-                spec(
+                SUITE.spec(
                     runId,
                     List.of("true"),
-                    MicroVmItSupport.noEgress(),
-                    smallCaps(),
+                    ItRuns.noEgress(),
+                    SUITE.smallCaps(),
                     Duration.ofMinutes(10)),
                 SANDBOX);
     try {

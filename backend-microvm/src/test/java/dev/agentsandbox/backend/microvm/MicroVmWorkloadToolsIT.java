@@ -1,10 +1,8 @@
 package dev.agentsandbox.backend.microvm;
 
+import static dev.agentsandbox.backend.microvm.MicroVmItSupport.SUITE;
 import static dev.agentsandbox.backend.microvm.MicroVmItSupport.cleanUpAndAssertNothingLeft;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.newRunId;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.noEgress;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.smallCaps;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.spec;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
@@ -83,11 +81,11 @@ class MicroVmWorkloadToolsIT {
     sandbox =
         (MicroVmSandbox)
             backend.launch(
-                spec(
-                    newRunId(),
+                SUITE.spec(
+                    SUITE.newRunId(),
                     List.of("sh", "-c", script.toString()),
                     noEgress(),
-                    smallCaps(),
+                    SUITE.smallCaps(),
                     Duration.ofMinutes(10)),
                 OUT);
     end = sandbox.await(Instant.now().plus(Duration.ofMinutes(8)));

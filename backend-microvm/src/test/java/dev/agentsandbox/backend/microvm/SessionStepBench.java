@@ -1,8 +1,7 @@
 package dev.agentsandbox.backend.microvm;
 
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.noEgress;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.smallCaps;
-import static dev.agentsandbox.backend.microvm.MicroVmItSupport.spec;
+import static dev.agentsandbox.backend.microvm.MicroVmItSupport.SUITE;
+import static dev.agentsandbox.testing.ItRuns.noEgress;
 
 import dev.agentsandbox.backend.SandboxListener;
 import dev.agentsandbox.backend.session.SessionSandbox;
@@ -40,7 +39,8 @@ public final class SessionStepBench {
     Instant asked = Instant.now();
     SessionSandbox session =
         backend.openSession(
-            spec(runId, List.of("true"), noEgress(), smallCaps(), Duration.ofMinutes(30)),
+            SUITE.spec(
+                runId, List.of("true"), noEgress(), SUITE.smallCaps(), Duration.ofMinutes(30)),
             SandboxListener.NONE);
     long openMs = Duration.between(asked, Instant.now()).toMillis();
     try {
