@@ -2,6 +2,7 @@ package dev.agentsandbox.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.agentsandbox.testing.api.OpenApiContract;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -121,12 +122,18 @@ class EarlyAnswersIT {
           case NOBODY -> "-";
         };
     String before = api.client.get(CONFIG, api.admin).body();
+    // Not the checked client: how urllib and curl themselves send a large body is the point.
     List<String> statuses =
         client.equals("urllib") ? urllib(token, size, contentType) : curl(token, size, contentType);
     assertThat(statuses)
         .as("%s, %d rounds", what, ROUNDS)
         .hasSize(ROUNDS)
         .containsOnly(String.valueOf(expected));
+    // What they were answered, as far as they report it (the status), against openapi.json.
+    OpenApiContract.document()
+        .check(
+            new OpenApiContract.Exchange(
+                "PUT", CONFIG, null, contentType, null, expected, null, null));
     assertThat(api.client.get(CONFIG, api.admin).body()).as("nothing written").isEqualTo(before);
   }
 

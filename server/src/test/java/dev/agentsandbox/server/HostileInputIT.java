@@ -3,6 +3,8 @@ package dev.agentsandbox.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.store.AuditQuery;
+import dev.agentsandbox.testing.api.ApiClient;
+import dev.agentsandbox.testing.api.ApiClient.Answer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,6 +13,8 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,10 +33,12 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Hostile input at the admin API, over raw sockets on loopback: each gets a clear error or a closed
- * connection, the server keeps answering others, and nothing is written (configuration and audit
- * unchanged). The JDK server's bounds for trickling and idle clients are set short for this JVM in
- * the module's failsafe configuration ({@code sun.net.httpserver.maxReqTime}, {@code
+ * Hostile input at the admin API on loopback: each gets a clear error or a closed connection, the
+ * server keeps answering others, and nothing is written (configuration and audit unchanged).
+ * Hostile bodies and the real client go through the contract-checked {@link ApiClient}; what no
+ * HTTP client sends (a trickle, silent connections, a header line past the server's bound) goes
+ * over raw sockets. The JDK server's bounds for trickling and idle clients are set short for this
+ * JVM in the module's failsafe configuration ({@code sun.net.httpserver.maxReqTime}, {@code
  * jdk.httpserver.maxConnections}); the test reads them from there.
  */
 class HostileInputIT {
@@ -98,14 +104,22 @@ class HostileInputIT {
 
   @ParameterizedTest(name = "{0}: 400")
   @MethodSource("bodies")
-  void aHostileBodyIsRefusedWithAClearError(String what, byte[] body) throws Exception {
-    String answer = send(put(body), Duration.ofSeconds(20));
-    assertThat(statusLine(answer)).as(what).startsWith("HTTP/1.1 400");
-    assertThat(answer).as("the error names what was wrong").contains("\"error\"");
+  void aHostileBodyIsRefusedWithAClearError(String what, byte[] body) {
+    ApiClient client = new ApiClient(api.server.baseUrl(), Duration.ofSeconds(20));
+    Answer answer =
+        client.send(
+            client
+                .builder(CONFIG, api.admin)
+                .header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(body)));
+    assertThat(answer.raw().version()).as(what).isEqualTo(HttpClient.Version.HTTP_1_1);
+    assertThat(answer.status()).as(what).isEqualTo(400);
+    assertThat(answer.body()).as("the error names what was wrong").contains("\"error\"");
   }
 
   @Test
   void aHeaderLineOfOneMebibyteIsRefusedOrClosed() throws Exception {
+    // Raw: the JDK server refuses it before any handler (no API answer) or just closes.
     byte[] request =
         ascii(
             "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: "
@@ -122,6 +136,7 @@ class HostileInputIT {
     long boundSeconds = Long.getLong("sun.net.httpserver.maxReqTime", -1);
     assertThat(boundSeconds).as("maxReqTime set for this JVM").isPositive();
     URI base = URI.create(api.server.baseUrl());
+    // Raw: no HTTP client sends a request one byte every 200 ms.
     byte[] head = ascii("PUT " + CONFIG + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ");
     long start = System.nanoTime();
     boolean closed = false;
@@ -155,6 +170,7 @@ class HostileInputIT {
     URI base = URI.create(api.server.baseUrl());
     List<Socket> idle = new ArrayList<>();
     try {
+      // Raw: connections that never send a byte, which no HTTP client opens.
       for (int i = 0; i < cap + 100; i++) {
         Socket socket = new Socket();
         socket.connect(new InetSocketAddress(base.getHost(), base.getPort()), 5_000);
@@ -167,18 +183,15 @@ class HostileInputIT {
       // A real client is served once the silent ones are closed (they get maxReqTime); it retries
       // meanwhile, as clients do on a closed connection.
       long bound = Long.getLong("sun.net.httpserver.maxReqTime", 20);
-      String answer =
+      ApiClient client = new ApiClient(api.server.baseUrl(), Duration.ofSeconds(5));
+      Answer answer =
           Awaitility.await("a real client is served once the silent connections are closed")
               .atMost(Duration.ofSeconds(3 * bound + 10))
               .pollDelay(Duration.ZERO)
               .pollInterval(Duration.ofMillis(500))
-              .until(
-                  () ->
-                      send(
-                          ascii("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
-                          Duration.ofSeconds(5)),
-                  a -> a.startsWith("HTTP/1.1 200"));
-      assertThat(statusLine(answer)).startsWith("HTTP/1.1 200");
+              .until(() -> healthz(client), a -> a != null && a.status() == 200);
+      assertThat(answer.raw().version()).isEqualTo(HttpClient.Version.HTTP_1_1);
+      assertThat(answer.status()).isEqualTo(200);
       int closedByServer = 0;
       for (Socket socket : idle.subList(0, 20)) {
         socket.setSoTimeout(10_000);
@@ -196,6 +209,15 @@ class HostileInputIT {
     }
   }
 
+  /** GET /healthz, checked; null when the connection failed (closed, reset or timed out). */
+  private static Answer healthz(ApiClient client) throws InterruptedException {
+    try {
+      return client.exchange(client.builder("/healthz", null).GET());
+    } catch (IOException closedOrTimedOut) {
+      return null;
+    }
+  }
+
   private static boolean readsEndOfStream(Socket socket) {
     try {
       return socket.getInputStream().read() < 0;
@@ -204,19 +226,6 @@ class HostileInputIT {
     } catch (IOException reset) {
       return true;
     }
-  }
-
-  private static byte[] put(byte[] body) {
-    return concat(
-        ascii(
-            "PUT "
-                + CONFIG
-                + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-                + api.admin
-                + "\r\nContent-Type: application/json\r\nContent-Length: "
-                + body.length
-                + "\r\nConnection: close\r\n\r\n"),
-        body);
   }
 
   /** Sends raw bytes and reads until the server closes (or the time-out): the whole answer. */

@@ -3,19 +3,16 @@ package dev.agentsandbox.server.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.VerifyResult;
+import dev.agentsandbox.testing.api.ApiClient;
+import dev.agentsandbox.testing.api.ApiClient.Answer;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,10 +29,8 @@ import org.junit.jupiter.api.Test;
  * space is freed the same control plane saves the update as the next version.
  */
 class DiskFullIT {
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final String CONFIG = "/api/admin/platform/agent-sandbox";
-  private final HttpClient http = HttpClient.newHttpClient();
-  private String base;
+  private ApiClient client;
   private String token;
 
   @Test
@@ -49,15 +44,15 @@ class DiskFullIT {
           AgentSandboxServer server =
               AgentSandboxServer.start(
                   new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), store)) {
-        base = server.baseUrl();
+        client = new ApiClient(server.baseUrl(), Duration.ofSeconds(30));
         token = store.tokens().create("it-admin", Scopes.ALL, null).secret();
-        assertThat(put(0, config(1, 1)).statusCode()).isEqualTo(200);
-        assertThat(put(1, config(2, 1)).statusCode()).isEqualTo(200);
+        assertThat(put(0, config(1, 1)).status()).isEqualTo(200);
+        assertThat(put(1, config(2, 1)).status()).isEqualTo(200);
 
         long filled = fill(filler);
-        HttpResponse<String> refused = put(2, config(3, 150));
-        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(507);
-        JsonNode error = JSON.readTree(refused.body());
+        Answer refused = put(2, config(3, 150));
+        assertThat(refused.status()).as(refused.body()).isEqualTo(507);
+        JsonNode error = refused.json();
         assertThat(error.path("error").asText()).isEqualTo("store_full");
         assertThat(error.path("message").asText())
             .contains("disk is full")
@@ -65,12 +60,12 @@ class DiskFullIT {
             .doesNotContain("SQLITE");
         // Nothing of it: the same version, content and audit rows as before, a chain that verifies.
         assertUnchanged(2, store);
-        assertThat(get("/healthz").statusCode()).isEqualTo(200);
+        assertThat(get("/healthz").status()).isEqualTo(200);
 
         Files.delete(filler);
-        HttpResponse<String> saved = put(2, config(3, 150));
-        assertThat(saved.statusCode()).as(saved.body()).isEqualTo(200);
-        assertThat(JSON.readTree(saved.body()).path("version").asLong()).isEqualTo(3);
+        Answer saved = put(2, config(3, 150));
+        assertThat(saved.status()).as(saved.body()).isEqualTo(200);
+        assertThat(saved.json().path("version").asLong()).isEqualTo(3);
         assertUnchanged(3, store);
         System.out.printf("DiskFullIT: the filler took %d bytes of the 4 MiB tmpfs%n", filled);
       }
@@ -108,14 +103,13 @@ class DiskFullIT {
   }
 
   private void assertUnchanged(long version, Store store) throws Exception {
-    JsonNode config = JSON.readTree(get(CONFIG).body());
+    JsonNode config = get(CONFIG).json();
     assertThat(config.path("version").asLong()).isEqualTo(version);
     assertThat(config.toString())
         .contains("v" + version + ".example.test")
         .doesNotContain("v" + (version + 1) + ".example.test");
     JsonNode rows =
-        JSON.readTree(get("/api/admin/platform/audit?type=agent_sandbox.config&limit=1000").body())
-            .path("rows");
+        get("/api/admin/platform/audit?type=agent_sandbox.config&limit=1000").json().path("rows");
     List<Long> versions = new ArrayList<>();
     rows.forEach(row -> versions.add(row.path("data").path("version").asLong()));
     List<Long> expected = new ArrayList<>();
@@ -123,7 +117,7 @@ class DiskFullIT {
       expected.add(v);
     }
     assertThat(versions).as(rows.toString()).isEqualTo(expected);
-    JsonNode verify = JSON.readTree(get("/api/admin/platform/audit/verify").body());
+    JsonNode verify = get("/api/admin/platform/audit/verify").json();
     assertThat(verify.path("ok").asBoolean()).as(verify.toString()).isTrue();
     assertThat(store.audit().verify().ok()).isTrue();
   }
@@ -145,25 +139,12 @@ class DiskFullIT {
     throw new AssertionError("a 4 MiB tmpfs took 16 MiB");
   }
 
-  private HttpResponse<String> put(long ifMatch, String body) throws Exception {
-    return http.send(
-        HttpRequest.newBuilder(URI.create(base + CONFIG))
-            .timeout(Duration.ofSeconds(30))
-            .header("Authorization", "Bearer " + token)
-            .header("If-Match", "\"" + ifMatch + "\"")
-            .header("Content-Type", "application/json")
-            .PUT(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+  private Answer put(long ifMatch, String body) {
+    return client.put(CONFIG, token, body, "If-Match", "\"" + ifMatch + "\"");
   }
 
-  private HttpResponse<String> get(String path) throws Exception {
-    return http.send(
-        HttpRequest.newBuilder(URI.create(base + path))
-            .timeout(Duration.ofSeconds(30))
-            .header("Authorization", "Bearer " + token)
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+  private Answer get(String path) {
+    return client.get(path, token);
   }
 
   private static void run(String... command) throws IOException, InterruptedException {

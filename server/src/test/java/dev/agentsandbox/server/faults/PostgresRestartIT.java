@@ -8,13 +8,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.policy.config.Scopes;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.api.ApiClient;
+import dev.agentsandbox.testing.api.ApiClient.Answer;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,7 +43,6 @@ class PostgresRestartIT {
   private static final String PORT = "25491";
   private static final Path SCRIPT = Path.of("..", "scripts", "services", "postgres.sh");
   private static final Duration REQUEST_BOUND = Duration.ofSeconds(30);
-  private final HttpClient http = HttpClient.newHttpClient();
 
   /** One request: when it started (which phase), how it was answered. */
   private record Outcome(int phaseAtStart, int phaseAtEnd, String what, int status, String body) {}
@@ -63,29 +61,34 @@ class PostgresRestartIT {
           AgentSandboxServer server =
               AgentSandboxServer.start(
                   new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), store)) {
-        String base = server.baseUrl();
+        // Every exchange is checked against openapi.json; each request gives up after the bound.
+        ApiClient api = new ApiClient(server.baseUrl(), REQUEST_BOUND);
         String token = store.tokens().create("it-admin", Scopes.ALL, null).secret();
         // 0 before the outage, 1 halting, 2 halted, 3 starting again, 4 ready again.
         AtomicInteger phase = new AtomicInteger();
         ConcurrentLinkedQueue<Outcome> outcomes = new ConcurrentLinkedQueue<>();
         ConcurrentLinkedQueue<Long> saved = new ConcurrentLinkedQueue<>();
         ConcurrentLinkedQueue<String> broken = new ConcurrentLinkedQueue<>();
+        // What a load client's exchange failed on (the contract, above all): asserted at the end.
+        ConcurrentLinkedQueue<Throwable> failed = new ConcurrentLinkedQueue<>();
         for (int c = 0; c < 4; c++) {
           clients.add(
               Thread.ofPlatform()
                   .daemon()
-                  .start(() -> load(base, token, phase, stop, outcomes, saved, broken)));
+                  .start(() -> load(api, token, phase, stop, outcomes, saved, broken, failed)));
         }
         Thread.sleep(3000);
-        assertThat(saved).as("versions saved before the outage").isNotEmpty();
+        assertThat(saved)
+            .as("versions saved before the outage (load failures: %s)", failed)
+            .isNotEmpty();
 
         phase.set(1);
         script(env, "halt");
         phase.set(2);
         // The pool waits up to its connection time-out (10 s) before it gives up on a request.
         Thread.sleep(15_000);
-        HttpResponse<String> ready = send("GET", base + "/readyz", null, null, null);
-        assertThat(ready.statusCode()).as(ready.body()).isEqualTo(503);
+        Answer ready = send(api, "GET", "/readyz", null, null, null);
+        assertThat(ready.status()).as(ready.body()).isEqualTo(503);
         assertThat(ready.body()).contains("store_unavailable");
 
         phase.set(3);
@@ -93,13 +96,14 @@ class PostgresRestartIT {
         await("the same control plane to serve again")
             .atMost(Duration.ofSeconds(60))
             .pollInterval(Duration.ofMillis(250))
-            .until(() -> send("GET", base + "/readyz", null, null, null).statusCode() == 200);
+            .until(() -> send(api, "GET", "/readyz", null, null, null).status() == 200);
         phase.set(4);
         Thread.sleep(3000);
         stop.set(true);
         for (Thread client : clients) {
           client.join(REQUEST_BOUND.plusSeconds(10));
         }
+        assertThat(failed).as("load requests that failed their checks").isEmpty();
         assertThat(broken).as("requests not answered within the bound").isEmpty();
 
         List<Outcome> all = new ArrayList<>(outcomes);
@@ -130,7 +134,7 @@ class PostgresRestartIT {
 
         // Nothing written twice: one audit row per version, each acknowledged version among them.
         long version =
-            JSON.readTree(send("GET", base + CONFIG, token, null, null).body())
+            JSON.readTree(send(api, "GET", CONFIG, token, null, null).body())
                 .path("version")
                 .asLong();
         List<Long> versions = new ArrayList<>();
@@ -139,9 +143,9 @@ class PostgresRestartIT {
           JsonNode rows =
               JSON.readTree(
                       send(
+                              api,
                               "GET",
-                              base
-                                  + "/api/admin/platform/audit?type=agent_sandbox.config.update"
+                              "/api/admin/platform/audit?type=agent_sandbox.config.update"
                                   + "&limit=1000&after_id="
                                   + afterId,
                               token,
@@ -167,7 +171,7 @@ class PostgresRestartIT {
         assertThat(versions).containsAll(acknowledged);
         JsonNode verify =
             JSON.readTree(
-                send("GET", base + "/api/admin/platform/audit/verify", token, null, null).body());
+                send(api, "GET", "/api/admin/platform/audit/verify", token, null, null).body());
         assertThat(verify.path("ok").asBoolean()).as(verify.toString()).isTrue();
         System.out.printf(
             "PostgresRestartIT: %d requests (%d before, %d answered during the outage, %d after"
@@ -183,28 +187,30 @@ class PostgresRestartIT {
     }
   }
 
-  private void load(
-      String base,
+  private static void load(
+      ApiClient client,
       String token,
       AtomicInteger phase,
       AtomicBoolean stop,
       ConcurrentLinkedQueue<Outcome> outcomes,
       ConcurrentLinkedQueue<Long> saved,
-      ConcurrentLinkedQueue<String> broken) {
+      ConcurrentLinkedQueue<String> broken,
+      ConcurrentLinkedQueue<Throwable> failed) {
     for (int i = 0; i < 100_000 && !stop.get(); i++) {
       try {
         int at = phase.get();
-        HttpResponse<String> got = send("GET", base + CONFIG, token, null, null);
-        outcomes.add(new Outcome(at, phase.get(), "GET", got.statusCode(), got.body()));
-        if (got.statusCode() != 200) {
+        Answer got = send(client, "GET", CONFIG, token, null, null);
+        outcomes.add(new Outcome(at, phase.get(), "GET", got.status(), got.body()));
+        if (got.status() != 200) {
           continue;
         }
         long current = JSON.readTree(got.body()).path("version").asLong();
         at = phase.get();
-        HttpResponse<String> put =
+        Answer put =
             send(
+                client,
                 "PUT",
-                base + CONFIG,
+                CONFIG,
                 token,
                 "\"" + current + "\"",
                 """
@@ -212,12 +218,15 @@ class PostgresRestartIT {
                  "agents": {"k": {"allow": ["v%d.example.test"]}}}
                 """
                     .formatted(current + 1));
-        outcomes.add(new Outcome(at, phase.get(), "PUT", put.statusCode(), put.body()));
-        if (put.statusCode() == 200) {
+        outcomes.add(new Outcome(at, phase.get(), "PUT", put.status(), put.body()));
+        if (put.status() == 200) {
           saved.add(JSON.readTree(put.body()).path("version").asLong());
         }
       } catch (IOException e) {
         broken.add(e.toString());
+      } catch (AssertionError | RuntimeException e) {
+        // A contract failure would otherwise end this thread unseen: kept for the test to assert.
+        failed.add(e);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -240,13 +249,11 @@ class PostgresRestartIT {
     return out.strip();
   }
 
-  private HttpResponse<String> send(
-      String method, String url, String token, String ifMatch, String body)
+  /** One checked exchange; a transport failure (a time-out above all) is let through. */
+  private static Answer send(
+      ApiClient client, String method, String path, String token, String ifMatch, String body)
       throws IOException, InterruptedException {
-    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url)).timeout(REQUEST_BOUND);
-    if (token != null) {
-      request.header("Authorization", "Bearer " + token);
-    }
+    HttpRequest.Builder request = client.builder(path, token);
     if (ifMatch != null) {
       request.header("If-Match", ifMatch);
     }
@@ -257,6 +264,6 @@ class PostgresRestartIT {
           .header("Content-Type", "application/json")
           .method(method, HttpRequest.BodyPublishers.ofString(body));
     }
-    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    return client.exchange(request);
   }
 }

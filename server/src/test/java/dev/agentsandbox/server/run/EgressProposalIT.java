@@ -22,13 +22,9 @@ import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.testing.LinkServer;
-import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,12 +56,12 @@ class EgressProposalIT {
   private static final String UNDECLARED_ADDRESS = "198.18.79.10";
 
   private static final String BODY = "hello from the proposal upstream";
-  private static final HttpClient HTTP = ContractCheckedHttpClient.create();
 
   private static LinkServer upstream;
   private static Path dataDir;
   private static Store store;
   private static AgentSandboxServer server;
+  private static ApiClient client;
   private static DockerClient docker;
   private static String admin;
   private static int port;
@@ -104,6 +100,7 @@ class EgressProposalIT {
                 new OperatorEgress(names),
                 RunSettings.defaults("proposalit" + System.nanoTime()),
                 RunWiring.every(Duration.ofHours(1))));
+    client = new ApiClient(server.baseUrl(), Duration.ofMinutes(3));
     admin = store.tokens().create("it-admin", Scopes.ALL, null).secret();
     call(
         "PUT",
@@ -293,23 +290,8 @@ class EgressProposalIT {
             List::isEmpty);
   }
 
-  private static JsonNode call(String method, String path, String body) throws Exception {
-    HttpRequest.Builder builder =
-        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-            .timeout(Duration.ofMinutes(3))
-            .header("Authorization", "Bearer " + admin);
-    if (body == null) {
-      builder.method(method, HttpRequest.BodyPublishers.noBody());
-    } else {
-      builder
-          .header("Content-Type", "application/json")
-          .method(method, HttpRequest.BodyPublishers.ofString(body));
-    }
-    HttpResponse<String> response =
-        HTTP.send(builder.build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(response.statusCode())
-        .as(method + " " + path + ": " + response.body())
-        .isBetween(200, 299);
-    return JSON.readTree(response.body());
+  /** One admin-API exchange as the admin, checked against openapi.json and asserted 2xx. */
+  private static JsonNode call(String method, String path, String body) {
+    return client.send(method, path, admin, body).successJson();
   }
 }
