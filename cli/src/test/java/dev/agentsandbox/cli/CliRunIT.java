@@ -9,10 +9,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.github.dockerjava.api.DockerClient;
 import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,7 +37,6 @@ class CliRunIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Pattern KILLING = Pattern.compile("killing run ([a-z0-9]{20})");
   private static final Duration RUN_LIMIT = Duration.ofSeconds(150);
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
 
   private static Process serve;
   private static Path dir;
@@ -49,6 +45,10 @@ class CliRunIT {
   private static Path data;
 
   private static String base;
+
+  /** The test's own requests to the admin API, each checked against openapi.json. */
+  private static ApiClient client;
+
   private static String token;
   private static Map<String, String> env;
   private static final List<String> runIds = new ArrayList<>();
@@ -77,6 +77,7 @@ class CliRunIT {
             .redirectErrorStream(true)
             .start();
     base = CliProcess.awaitListening(serve);
+    client = new ApiClient(base);
     token = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
     env = Map.of("AGENT_SANDBOX_CONFIG", dir.resolve("cli.yaml").toString(), "NO_COLOR", "1");
     CliProcess login =
@@ -813,15 +814,9 @@ class CliRunIT {
     }
   }
 
-  static JsonNode api(String path) throws Exception {
-    HttpResponse<String> response =
-        HTTP.send(
-            HttpRequest.newBuilder(URI.create(base + path))
-                .header("Authorization", "Bearer " + token)
-                .timeout(Duration.ofSeconds(30))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(response.statusCode()).as(path + ": " + response.body()).isEqualTo(200);
-    return JSON.readTree(response.body());
+  static JsonNode api(String path) {
+    ApiClient.Answer response = client.get(path, token);
+    assertThat(response.status()).as(path + ": " + response.body()).isEqualTo(200);
+    return response.json();
   }
 }

@@ -3,12 +3,9 @@ package dev.agentsandbox.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.agentsandbox.runs.RunSettings;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -378,15 +375,9 @@ class CliTest {
           .contains("listening on http://127.0.0.1:");
       assertThat(out.toString()).doesNotContain(secret);
 
-      HttpResponse<String> answer =
-          HttpClient.newHttpClient()
-              .send(
-                  HttpRequest.newBuilder(
-                          URI.create(running.server().baseUrl() + "/api/admin/platform/audit"))
-                      .header("Authorization", "Bearer " + secret)
-                      .build(),
-                  HttpResponse.BodyHandlers.ofString());
-      assertThat(answer.statusCode()).isEqualTo(200);
+      ApiClient.Answer answer =
+          new ApiClient(running.server().baseUrl()).get("/api/admin/platform/audit", secret);
+      assertThat(answer.status()).isEqualTo(200);
     }
     // A second start finds an active token and creates none.
     ServeCommand again = new ServeCommand();

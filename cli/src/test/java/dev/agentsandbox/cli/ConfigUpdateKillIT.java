@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,8 +34,6 @@ class ConfigUpdateKillIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String CONFIG = "/api/admin/platform/agent-sandbox";
   private static final int KILLS = Integer.getInteger("asb.faults.kills", 10);
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private Process serve;
 
   @AfterEach
@@ -62,7 +58,8 @@ class ConfigUpdateKillIT {
     for (int kill = 0; kill < KILLS; kill++) {
       String base = startServe(jar, data, db);
       String token = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
-      long version = checkConsistent(base, token, acknowledged);
+      ApiClient api = new ApiClient(base);
+      long version = checkConsistent(api, token, acknowledged);
       if (version == acknowledged + 1) {
         inFlightSaved++;
       }
@@ -78,7 +75,7 @@ class ConfigUpdateKillIT {
                 .start(
                     () -> {
                       try {
-                        writeUntilRefused(base, token, lastAcknowledged, saves);
+                        writeUntilRefused(api, token, lastAcknowledged, saves);
                       } catch (AssertionError e) {
                         writerFailures.add(e);
                       }
@@ -101,7 +98,7 @@ class ConfigUpdateKillIT {
     }
     String base = startServe(jar, data, db);
     String token = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
-    long last = checkConsistent(base, token, acknowledged);
+    long last = checkConsistent(new ApiClient(base), token, acknowledged);
     System.out.printf(
         "ConfigUpdateKillIT: %d kills, %d versions saved, %d times the update in flight at the"
             + " kill was kept%n",
@@ -110,16 +107,17 @@ class ConfigUpdateKillIT {
 
   /** Saves version after version until the server stops answering (it is killed). */
   private void writeUntilRefused(
-      String base, String token, AtomicLong lastAcknowledged, AtomicInteger saves) {
+      ApiClient api, String token, AtomicLong lastAcknowledged, AtomicInteger saves) {
     for (int i = 0; i < 100_000; i++) {
       try {
-        HttpResponse<String> got = send("GET", base + CONFIG, token, null, null);
+        ApiClient.Answer got = send(api, "GET", CONFIG, token, null, null);
         long current = JSON.readTree(got.body()).path("version").asLong();
         long next = current + 1;
-        HttpResponse<String> put =
+        ApiClient.Answer put =
             send(
+                api,
                 "PUT",
-                base + CONFIG,
+                CONFIG,
                 token,
                 "\"" + current + "\"",
                 """
@@ -127,13 +125,13 @@ class ConfigUpdateKillIT {
                  "agents": {"k": {"allow": ["v%d.example.test"], "ttl_seconds": %d}}}
                 """
                     .formatted(next, next, next));
-        if (put.statusCode() == 200) {
+        if (put.status() == 200) {
           long saved = JSON.readTree(put.body()).path("version").asLong();
           assertThat(saved).isEqualTo(next);
           lastAcknowledged.accumulateAndGet(saved, Math::max);
           saves.incrementAndGet();
         } else {
-          assertThat(put.statusCode()).as(put.body()).isEqualTo(409);
+          assertThat(put.status()).as(put.body()).isEqualTo(409);
         }
       } catch (IOException e) {
         return; // the server is gone
@@ -149,8 +147,8 @@ class ConfigUpdateKillIT {
    * is its own, versions 1..N each have exactly one audit row with that content, and the chain
    * verifies.
    */
-  private long checkConsistent(String base, String token, long acknowledged) throws Exception {
-    JsonNode config = JSON.readTree(send("GET", base + CONFIG, token, null, null).body());
+  private long checkConsistent(ApiClient api, String token, long acknowledged) throws Exception {
+    JsonNode config = JSON.readTree(send(api, "GET", CONFIG, token, null, null).body());
     long version = config.path("version").asLong();
     assertThat(version).as(config.toString()).isBetween(acknowledged, acknowledged + 1);
     if (version > 0) {
@@ -164,9 +162,9 @@ class ConfigUpdateKillIT {
       JsonNode answer =
           JSON.readTree(
               send(
+                      api,
                       "GET",
-                      base
-                          + "/api/admin/platform/audit?type=agent_sandbox.config.update&limit=1000"
+                      "/api/admin/platform/audit?type=agent_sandbox.config.update&limit=1000"
                           + "&after_id="
                           + after,
                       token,
@@ -192,7 +190,7 @@ class ConfigUpdateKillIT {
     assertThat(versions).as("one audit row per saved version, in order").isEqualTo(expected);
     JsonNode verify =
         JSON.readTree(
-            send("GET", base + "/api/admin/platform/audit/verify", token, null, null).body());
+            send(api, "GET", "/api/admin/platform/audit/verify", token, null, null).body());
     assertThat(verify.path("ok").asBoolean()).as(verify.toString()).isTrue();
     return version;
   }
@@ -234,13 +232,11 @@ class ConfigUpdateKillIT {
     return CliProcess.awaitListening(serve);
   }
 
-  private HttpResponse<String> send(
-      String method, String url, String token, String ifMatch, String body)
+  /** One checked exchange; a transport failure (the server killed) comes through. */
+  private static ApiClient.Answer send(
+      ApiClient api, String method, String path, String token, String ifMatch, String body)
       throws IOException, InterruptedException {
-    HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create(url))
-            .timeout(Duration.ofSeconds(30))
-            .header("Authorization", "Bearer " + token);
+    HttpRequest.Builder request = api.builder(path, token);
     if (ifMatch != null) {
       request.header("If-Match", ifMatch);
     }
@@ -251,6 +247,6 @@ class ConfigUpdateKillIT {
           .header("Content-Type", "application/json")
           .method(method, HttpRequest.BodyPublishers.ofString(body));
     }
-    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    return api.exchange(request);
   }
 }

@@ -7,14 +7,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.dockerjava.api.DockerClient;
-import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.testing.DockerObjects;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.io.File;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,10 +59,13 @@ class ConsoleIT {
   /** What the run writes to {@code /workspace/out/result.json}, byte for byte. */
   private static final String RESULT = "{\"from\": \"console-it\", \"answer\": 42}\n";
 
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static Process serve;
   private static Path data;
   private static String base;
+
+  /** The test's own requests to the admin API, each checked against openapi.json. */
+  private static ApiClient client;
+
   private static String admin;
   private static String operator;
 
@@ -106,6 +107,7 @@ class ConsoleIT {
             .redirectErrorStream(true)
             .start();
     base = CliProcess.awaitListening(serve);
+    client = new ApiClient(base, Duration.ofSeconds(60));
     admin = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
     operator =
         createToken(
@@ -182,7 +184,7 @@ class ConsoleIT {
     }
     DockerClient docker = DockerClients.fromEnvironment();
     for (String runId : runIds) {
-      assertThat(resourcesOf(docker, runId)).as("left by run " + runId).isEmpty();
+      assertThat(DockerObjects.ofRun(docker, runId)).as("left by run " + runId).isEmpty();
     }
   }
 
@@ -493,16 +495,9 @@ class ConsoleIT {
    */
   @Test
   void aSessionsPageShowsItsStepsWithTheirDecisions() throws Exception {
-    HttpResponse<String> opened =
-        HTTP.send(
-            HttpRequest.newBuilder(URI.create(base + CONFIG + "/sessions"))
-                .header("Authorization", "Bearer " + admin)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"agent\": \"helper\"}"))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(opened.statusCode()).as(opened.body()).isEqualTo(201);
-    String id = JSON.readTree(opened.body()).get("run_id").asText();
+    ApiClient.Answer opened = client.post(CONFIG + "/sessions", admin, "{\"agent\": \"helper\"}");
+    assertThat(opened.status()).as(opened.body()).isEqualTo(201);
+    String id = opened.json().get("run_id").asText();
     runIds.add(id);
     String steps = CONFIG + "/runs/" + id + "/exec";
     api("POST", steps, admin, "{\"command\": [\"sh\", \"-c\", \"echo built > app.txt\"]}", null);
@@ -655,12 +650,9 @@ class ConsoleIT {
     return out.strip();
   }
 
-  private static JsonNode api(String method, String path, String token, String body, String ifMatch)
-      throws Exception {
-    HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create(base + path))
-            .timeout(Duration.ofSeconds(60))
-            .header("Authorization", "Bearer " + token);
+  private static JsonNode api(
+      String method, String path, String token, String body, String ifMatch) {
+    HttpRequest.Builder request = client.builder(path, token);
     if (ifMatch != null) {
       request.header("If-Match", ifMatch);
     }
@@ -671,27 +663,10 @@ class ConsoleIT {
           .header("Content-Type", "application/json")
           .method(method, HttpRequest.BodyPublishers.ofString(body));
     }
-    HttpResponse<String> response =
-        HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(response.statusCode())
+    ApiClient.Answer response = client.send(request);
+    assertThat(response.status())
         .as(method + " " + path + ": " + response.body())
         .isBetween(200, 299);
-    return JSON.readTree(response.body());
-  }
-
-  private static List<String> resourcesOf(DockerClient docker, String runId) {
-    List<String> found = new ArrayList<>();
-    docker
-        .listContainersCmd()
-        .withShowAll(true)
-        .withLabelFilter(Map.of(Labels.RUN_ID, runId))
-        .exec()
-        .forEach(c -> found.add("container " + String.join(",", c.getNames())));
-    docker
-        .listNetworksCmd()
-        .withFilter("label", List.of(Labels.RUN_ID + "=" + runId))
-        .exec()
-        .forEach(n -> found.add("network " + n.getName()));
-    return found;
+    return response.json();
   }
 }

@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.io.IOException;
-import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,13 +31,16 @@ import org.junit.jupiter.api.Test;
  */
 class McpClientIT {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static final Path CLIENT_SOURCE = Path.of("src", "test", "mcp-client");
   private static final Path CLIENT = Path.of("target", "mcp-client");
 
   private static Process serve;
   private static Path data;
   private static String base;
+
+  /** The test's own requests to the admin API, each checked against openapi.json. */
+  private static ApiClient api;
+
   private static String admin;
 
   @BeforeAll
@@ -64,6 +65,7 @@ class McpClientIT {
             .redirectErrorStream(true)
             .start();
     base = CliProcess.awaitListening(serve);
+    api = new ApiClient(base, Duration.ofSeconds(60));
     admin = Files.readString(data.resolve("admin-token"), StandardCharsets.UTF_8).strip();
     Files.writeString(
         data.resolve("token-a"),
@@ -74,7 +76,7 @@ class McpClientIT {
     String agent =
         "{\"allow\": [%s], \"image\": \"agent-sandbox/workload:dev\", \"ttl_seconds\": 300,"
             + " \"resources\": {\"cpus\": 1, \"memory_mb\": 256, \"pids\": 128}}";
-    HttpResponse<String> put =
+    ApiClient.Answer put =
         send(
             "PUT",
             "/api/admin/platform/agent-sandbox",
@@ -86,10 +88,10 @@ class McpClientIT {
                 + agent.formatted("\"other.test\"")
                 + "}}",
             "\"0\"");
-    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+    assertThat(put.status()).as(put.body()).isEqualTo(200);
     // The instance egress policy narrows mcpa's list to allowed.test: the tools' descriptions must
     // name the effective list (what the proxy enforces), not the agent's own.
-    HttpResponse<String> policy =
+    ApiClient.Answer policy =
         send(
             "PUT",
             "/api/admin/platform/egress-policy",
@@ -97,7 +99,7 @@ class McpClientIT {
             "{\"scopes\": {\"mcpa\": {\"allow\": [\"allowed.test\"]}}, \"default\": \"unrestricted\","
                 + " \"reason\": \"McpClientIT: the effective list is narrower than the agent's\"}",
             "\"0\"");
-    assertThat(policy.statusCode()).as(policy.body()).isEqualTo(200);
+    assertThat(policy.status()).as(policy.body()).isEqualTo(200);
   }
 
   @AfterAll
@@ -145,7 +147,7 @@ class McpClientIT {
 
     // The runs the tools started are token A's on every row they caused.
     for (String transport : List.of("http", "stdio")) {
-      HttpResponse<String> rows =
+      ApiClient.Answer rows =
           send(
               "GET",
               "/api/admin/platform/audit?label="
@@ -153,10 +155,10 @@ class McpClientIT {
               admin,
               null,
               null);
-      assertThat(rows.statusCode()).as(rows.body()).isEqualTo(200);
+      assertThat(rows.status()).as(rows.body()).isEqualTo(200);
       List<String> actors = new ArrayList<>();
       List<String> types = new ArrayList<>();
-      for (JsonNode row : JSON.readTree(rows.body()).path("rows")) {
+      for (JsonNode row : rows.json().path("rows")) {
         actors.add(row.path("actor").asText());
         types.add(row.path("type").asText());
       }
@@ -209,12 +211,9 @@ class McpClientIT {
     return out.strip();
   }
 
-  private static HttpResponse<String> send(
-      String method, String path, String token, String body, String ifMatch) throws Exception {
-    HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create(base + path))
-            .timeout(Duration.ofSeconds(60))
-            .header("Authorization", "Bearer " + token);
+  private static ApiClient.Answer send(
+      String method, String path, String token, String body, String ifMatch) {
+    HttpRequest.Builder request = api.builder(path, token);
     if (ifMatch != null) {
       request.header("If-Match", ifMatch);
     }
@@ -224,7 +223,7 @@ class McpClientIT {
         body == null
             ? HttpRequest.BodyPublishers.noBody()
             : HttpRequest.BodyPublishers.ofString(body));
-    return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    return api.send(request);
   }
 
   private static String java() {

@@ -9,16 +9,13 @@ import dev.agentsandbox.runs.local.LocalSessionBackend;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -62,18 +59,13 @@ class SessionCommandTest {
     String admin = store.tokens().create("admin", Scopes.ALL, null).secret();
     tokenFile = dir.resolve("token");
     Files.writeString(tokenFile, admin);
-    HttpResponse<String> put =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(URI.create(server.baseUrl() + AdminApi.BASE))
-                    .header("Authorization", "Bearer " + admin)
-                    .header("Content-Type", "application/json")
-                    .PUT(
-                        HttpRequest.BodyPublishers.ofString(
-                            "{\"enabled\": true, \"reason\": \"cli\", \"agents\": {\"helper\": {}}}"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
-    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+    ApiClient.Answer put =
+        new ApiClient(server.baseUrl())
+            .put(
+                AdminApi.BASE,
+                admin,
+                "{\"enabled\": true, \"reason\": \"cli\", \"agents\": {\"helper\": {}}}");
+    assertThat(put.status()).as(put.body()).isEqualTo(200);
   }
 
   @AfterEach
