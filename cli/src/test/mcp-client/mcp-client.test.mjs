@@ -2,6 +2,8 @@
 // both transports (stdio: `agent-sandbox mcp`; streamable HTTP: serve's /mcp), against a real
 // serve with the Docker backend. McpClientIT starts everything and passes, in the environment:
 //   API_URL       the control plane (http://127.0.0.1:PORT)
+//   CHECKED_URL   a relay to it that checks each exchange against openapi.json (CheckingRelay):
+//                 this test's own admin-API calls go there; McpClientIT asserts none failed
 //   TOKEN_A_FILE  a token limited to agent mcpa (read, run)
 //   TOKEN_B_FILE  a token limited to agent mcpb (read, run)
 //   STDIO_JSON    the argument vector that starts `agent-sandbox mcp` with token A, as JSON
@@ -19,6 +21,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const API = process.env.API_URL;
+const CHECKED = process.env.CHECKED_URL;
 const tokenA = readFileSync(process.env.TOKEN_A_FILE, "utf8").trim();
 const tokenB = readFileSync(process.env.TOKEN_B_FILE, "utf8").trim();
 const stdio = JSON.parse(process.env.STDIO_JSON);
@@ -52,7 +55,7 @@ function text(result) {
 }
 
 async function api(method, path, token, body) {
-  const answer = await fetch(`${API}${path}`, {
+  const answer = await fetch(`${CHECKED}${path}`, {
     method,
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),

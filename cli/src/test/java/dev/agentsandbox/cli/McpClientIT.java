@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.testing.api.ApiClient;
+import dev.agentsandbox.testing.api.CheckingRelay;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
@@ -125,6 +126,9 @@ class McpClientIT {
             base,
             "--token-file",
             data.resolve("token-a").toString());
+    // The Node test's own admin-API calls (sessions opened and ended beside the tools) go through
+    // a relay that checks each against openapi.json; the MCP traffic goes to serve itself.
+    CheckingRelay relay = CheckingRelay.to(base);
     ProcessBuilder node =
         new ProcessBuilder("node", "--test", "--test-reporter=spec", "mcp-client.test.mjs")
             .directory(CLIENT.toFile())
@@ -133,14 +137,28 @@ class McpClientIT {
         .putAll(
             Map.of(
                 "API_URL", base,
+                "CHECKED_URL", relay.baseUrl(),
                 "TOKEN_A_FILE", data.resolve("token-a").toString(),
                 "TOKEN_B_FILE", data.resolve("token-b").toString(),
                 "STDIO_JSON", JSON.writeValueAsString(stdio),
                 "NO_COLOR", "1"));
     Process test = node.start();
-    String out = new String(test.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(test.waitFor(15, TimeUnit.MINUTES)).as("node --test ended").isTrue();
+    String out;
+    try (relay) {
+      out = new String(test.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(test.waitFor(15, TimeUnit.MINUTES)).as("node --test ended").isTrue();
+    }
     System.out.println(out);
+    System.out.println("McpClientIT: the Node test's admin-API exchanges: " + relay.relayed());
+    assertThat(relay.violations()).as("the Node test's exchanges against openapi.json").isEmpty();
+    // Three sessions opened (one per transport beside the tools, one for the Inspector), each
+    // ended: the relay saw them, so the check above is over real traffic.
+    assertThat(relay.relayed())
+        .filteredOn(e -> e.startsWith("POST /api/admin/platform/agent-sandbox/sessions → 201"))
+        .hasSize(3);
+    assertThat(relay.relayed())
+        .filteredOn(e -> e.startsWith("DELETE /api/admin/platform/agent-sandbox/runs/"))
+        .hasSize(3);
     assertThat(test.exitValue()).as("node --test mcp-client.test.mjs:\n" + out).isZero();
     // The spec reporter's summary: every test passed, and some ran.
     assertThat(out).contains("ℹ fail 0").containsPattern("ℹ pass [1-9]");
