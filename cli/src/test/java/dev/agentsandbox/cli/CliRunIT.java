@@ -7,9 +7,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.github.dockerjava.api.DockerClient;
-import dev.agentsandbox.backend.Labels;
 import dev.agentsandbox.backend.docker.DockerClients;
+import dev.agentsandbox.testing.DockerObjects;
 import dev.agentsandbox.testing.api.ApiClient;
+import dev.agentsandbox.testing.api.CheckingRelay;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -150,13 +151,8 @@ class CliRunIT {
         .isDirectory();
     DockerClient docker = DockerClients.fromEnvironment();
     for (String runId : runIds) {
-      assertThat(
-              docker
-                  .listContainersCmd()
-                  .withShowAll(true)
-                  .withLabelFilter(Map.of(Labels.RUN_ID, runId))
-                  .exec())
-          .as("containers left by run " + runId)
+      assertThat(DockerObjects.ofRun(docker, runId))
+          .as("containers, networks and volumes left by run " + runId)
           .isEmpty();
     }
   }
@@ -529,6 +525,8 @@ class CliRunIT {
     Path concurrent = dir.resolve("concurrent.json");
     Path count = dir.resolve("editor-calls");
     Path editor = dir.resolve("race.sh");
+    // The colleague's curl goes through a relay that checks its exchange against openapi.json.
+    CheckingRelay relay = CheckingRelay.to(base);
     // The first time, someone else saves a change while "the editor is open"; both times the
     // edit narrows the cli agent's time to live.
     Files.writeString(
@@ -553,7 +551,7 @@ class CliRunIT {
             + " --data @'"
             + concurrent
             + ".sent' '"
-            + base
+            + relay.baseUrl()
             + AdminApi.BASE
             + "'\n"
             + "fi\n"
@@ -568,14 +566,19 @@ class CliRunIT {
     other.put("reason", "a colleague's change");
     Files.writeString(concurrent, JSON.writeValueAsString(other).replace("\"VERSION\"", "VERSION"));
 
-    CliProcess edit =
-        CliProcess.run(
-            with("EDITOR", editor.toString()),
-            "\ny\n\ny\n",
-            Duration.ofSeconds(60),
-            "config",
-            "edit");
-    assertThat(edit.await(Duration.ofSeconds(1))).as(edit.toString()).isZero();
+    CliProcess edit;
+    try (relay) {
+      edit =
+          CliProcess.run(
+              with("EDITOR", editor.toString()),
+              "\ny\n\ny\n",
+              Duration.ofSeconds(60),
+              "config",
+              "edit");
+      assertThat(edit.await(Duration.ofSeconds(1))).as(edit.toString()).isZero();
+    }
+    assertThat(relay.violations()).as("the colleague's PUT against openapi.json").isEmpty();
+    assertThat(relay.relayed()).containsExactly("PUT " + AdminApi.BASE + " → 200");
     assertThat(Files.readAllLines(count)).hasSize(2);
     assertThat(edit.errText())
         .contains("someone saved version " + (current.path("version").asLong() + 1));
