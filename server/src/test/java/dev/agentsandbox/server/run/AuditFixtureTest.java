@@ -14,16 +14,12 @@ import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.store.VerifyResult;
-import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,9 +46,9 @@ class AuditFixtureTest {
   private static final String BASE = "/api/admin/platform/agent-sandbox";
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
-  private final HttpClient http = ContractCheckedHttpClient.create();
   private Store store;
   private AgentSandboxServer server;
+  private ApiClient api;
   private String reader;
 
   @BeforeEach
@@ -78,6 +74,7 @@ class AuditFixtureTest {
                 // No reaper pass: it would revoke the run token the old recovery left valid (a
                 // fix, tested in RunRevocationTest) and so add a row to the old chain.
                 pass -> () -> {}));
+    api = new ApiClient(server.baseUrl());
   }
 
   @AfterEach
@@ -141,16 +138,10 @@ class AuditFixtureTest {
     assertThat(canonical(now)).isEqualTo(canonical(before));
   }
 
-  private JsonNode get(String path) throws Exception {
-    HttpResponse<String> answer =
-        http.send(
-            HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-                .header("Authorization", "Bearer " + reader)
-                .GET()
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
-    return JSON.readTree(answer.body());
+  private JsonNode get(String path) {
+    ApiClient.Answer answer = api.get(path, reader);
+    assertThat(answer.status()).as(answer.body()).isEqualTo(200);
+    return answer.json();
   }
 
   /**

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.Isolation;
 import dev.agentsandbox.backend.Manifest;
 import dev.agentsandbox.backend.Probe;
@@ -20,13 +19,9 @@ import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
-import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -48,15 +43,14 @@ import org.junit.jupiter.api.io.TempDir;
  * auto} picks the stronger backend.
  */
 class BackendProbesApiTest {
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
-  private final HttpClient http = ContractCheckedHttpClient.create();
   private final Slow microvm =
       new Slow(new Probe("microvm", true, Isolation.MICROVM, "qemu-kvm", "booted under KVM"));
   private final Slow docker =
       new Slow(new Probe("docker", true, Isolation.GVISOR, "runsc", "runsc registered"));
   private Store store;
   private AgentSandboxServer server;
+  private ApiClient api;
   private String admin;
 
   /** A real backend of the SPI that plans, and whose probe answers when the test lets it. */
@@ -116,14 +110,15 @@ class BackendProbesApiTest {
                 OperatorEgress.NONE,
                 RunSettings.defaults("probes-test"),
                 RunWiring.every(Duration.ofHours(1))));
+    api = new ApiClient(server.baseUrl(), Duration.ofSeconds(90));
     admin = store.tokens().create("admin", Scopes.ALL, null).secret();
-    HttpResponse<String> put =
-        send(
-            "PUT",
+    ApiClient.Answer put =
+        api.put(
             BASE,
+            admin,
             "{\"enabled\": true, \"backend\": \"auto\", \"agents\": {\"helper\": {\"allow\": []}},"
                 + " \"reason\": \"test\"}");
-    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+    assertThat(put.status()).as(put.body()).isEqualTo(200);
   }
 
   @AfterEach
@@ -136,16 +131,16 @@ class BackendProbesApiTest {
   @Test
   void theFirstPlanDoesNotWaitOnASlowProbeAndSaysItIsStillRunning() throws Exception {
     long started = System.nanoTime();
-    HttpResponse<String> plan =
-        send("POST", BASE + "/plan", "{\"agent\": \"helper\", \"command\": [\"true\"]}");
+    ApiClient.Answer plan =
+        api.post(BASE + "/plan", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
     Duration took = Duration.ofNanos(System.nanoTime() - started);
-    assertThat(plan.statusCode()).as(plan.body()).isEqualTo(200);
-    JsonNode body = JSON.readTree(plan.body());
+    assertThat(plan.status()).as(plan.body()).isEqualTo(200);
+    JsonNode body = plan.json();
     assertThat(body.path("backend").asText()).isEqualTo("docker");
     assertThat(body.path("probes_running").toString()).isEqualTo("[\"microvm\"]");
     assertThat(took).as("the plan waited on the slow probe").isLessThan(Duration.ofSeconds(15));
 
-    JsonNode backends = JSON.readTree(send("GET", BASE + "/backends", null).body());
+    JsonNode backends = api.get(BASE + "/backends", admin).json();
     JsonNode slow = backends.path("backends").get(0);
     assertThat(slow.path("backend").asText()).isEqualTo("microvm");
     assertThat(slow.path("available").asBoolean()).isFalse();
@@ -161,25 +156,23 @@ class BackendProbesApiTest {
         .atMost(Duration.ofSeconds(30))
         .pollInterval(Duration.ofMillis(100))
         .until(
-            () -> JSON.readTree(send("GET", BASE + "/backends", null).body()),
+            () -> api.get(BASE + "/backends", admin).json(),
             b -> b.path("backends").get(0).path("available").asBoolean());
     JsonNode later =
-        JSON.readTree(
-            send("POST", BASE + "/plan", "{\"agent\": \"helper\", \"command\": [\"true\"]}")
-                .body());
+        api.post(BASE + "/plan", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}").json();
     assertThat(later.path("backend").asText()).isEqualTo("microvm");
     assertThat(later.path("probes_running")).isEmpty();
   }
 
   @Test
   void aPlanForANamedBackendWaitsForThatBackendsProbe() throws Exception {
-    HttpResponse<String> put =
-        send(
-            "PUT",
+    ApiClient.Answer put =
+        api.put(
             BASE,
+            admin,
             "{\"version\": 1, \"enabled\": true, \"backend\": \"microvm\", \"agents\":"
                 + " {\"helper\": {\"allow\": []}}, \"reason\": \"test\"}");
-    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+    assertThat(put.status()).as(put.body()).isEqualTo(200);
     Thread.ofVirtual()
         .start(
             () -> {
@@ -191,30 +184,9 @@ class BackendProbesApiTest {
               microvm.release.countDown();
             });
     JsonNode plan =
-        JSON.readTree(
-            send("POST", BASE + "/plan", "{\"agent\": \"helper\", \"command\": [\"true\"]}")
-                .body());
+        api.post(BASE + "/plan", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}").json();
     assertThat(plan.path("backend").asText()).isEqualTo("microvm");
     assertThat(plan.path("available").asBoolean()).isTrue();
     assertThat(plan.path("probes_running")).isEmpty();
-  }
-
-  private HttpResponse<String> send(String method, String path, String body) throws Exception {
-    HttpRequest.Builder builder =
-        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-            .timeout(Duration.ofSeconds(90))
-            .header("Authorization", "Bearer " + admin);
-    if (body != null) {
-      builder.header("Content-Type", "application/json");
-    }
-    return http.send(
-        builder
-            .method(
-                method,
-                body == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
   }
 }

@@ -3,7 +3,6 @@ package dev.agentsandbox.server.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.backend.k8s.KubernetesBackend;
 import dev.agentsandbox.backend.k8s.KubernetesBackendConfig;
 import dev.agentsandbox.policy.config.Scopes;
@@ -12,16 +11,13 @@ import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
-import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
+import dev.agentsandbox.testing.api.ApiClient;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -36,7 +32,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @EnableKubernetesMockClient(crud = true)
 class KubernetesPlanTest {
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
   static KubernetesClient client;
   static KubernetesMockServer mock;
@@ -50,7 +45,6 @@ class KubernetesPlanTest {
             mock.createClient(),
             KubernetesBackendConfig.defaults("agent-sandbox/proxy:dev", "agent-sandbox"),
             Clock.systemUTC());
-    HttpClient http = ContractCheckedHttpClient.create();
     try (Store store = Store.open("jdbc:sqlite:" + dir.resolve("k8s.db"));
         AgentSandboxServer server =
             AgentSandboxServer.start(
@@ -62,23 +56,19 @@ class KubernetesPlanTest {
                     RunSettings.defaults("k8s-plan-test"),
                     RunWiring.every(Duration.ofHours(1))))) {
       String token = store.tokens().create("admin", Scopes.ALL, null).secret();
-      HttpResponse<String> put =
-          http.send(
-              HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE))
-                  .header("Authorization", "Bearer " + token)
-                  .header("Content-Type", "application/json")
-                  .PUT(
-                      HttpRequest.BodyPublishers.ofString(
-                          "{\"enabled\": true, \"backend\": \"k8s\", \"reason\": \"test\","
-                              + " \"agents\": {\"helper\": {\"allow\": [\"api.vendor.com\"]}}}"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+      ApiClient api = new ApiClient(server.baseUrl());
+      ApiClient.Answer put =
+          api.put(
+              BASE,
+              token,
+              "{\"enabled\": true, \"backend\": \"k8s\", \"reason\": \"test\","
+                  + " \"agents\": {\"helper\": {\"allow\": [\"api.vendor.com\"]}}}");
+      assertThat(put.status()).as(put.body()).isEqualTo(200);
       int namespacesBefore = client.namespaces().list().getItems().size();
 
-      HttpResponse<String> plan = plan(http, server, token, "application/json");
-      assertThat(plan.statusCode()).as(plan.body()).isEqualTo(200);
-      JsonNode body = JSON.readTree(plan.body());
+      ApiClient.Answer plan = plan(api, token, "application/json");
+      assertThat(plan.status()).as(plan.body()).isEqualTo(200);
+      JsonNode body = plan.json();
       assertThat(body.path("backend").asText()).isEqualTo("k8s");
       List<String> kinds = new ArrayList<>();
       body.path("manifests").forEach(m -> kinds.add(m.path("kind").asText()));
@@ -88,8 +78,8 @@ class KubernetesPlanTest {
           .endsWith("Job");
       assertThat(plan.body()).contains("api.vendor.com").contains("agent-run-");
 
-      HttpResponse<String> yaml = plan(http, server, token, "application/yaml");
-      assertThat(yaml.statusCode()).isEqualTo(200);
+      ApiClient.Answer yaml = plan(api, token, "application/yaml");
+      assertThat(yaml.status()).isEqualTo(200);
       assertThat(yaml.body()).contains("kind: \"NetworkPolicy\"").contains("kind: \"Job\"");
       assertThat(client.namespaces().list().getItems()).hasSize(namespacesBefore);
     }
@@ -108,7 +98,6 @@ class KubernetesPlanTest {
             mock.createClient(),
             KubernetesBackendConfig.defaults("agent-sandbox/proxy:dev", "agent-sandbox"),
             Clock.systemUTC());
-    HttpClient http = ContractCheckedHttpClient.create();
     try (Store store = Store.open("jdbc:sqlite:" + dir.resolve("k8s.db"));
         AgentSandboxServer server =
             AgentSandboxServer.start(
@@ -120,26 +109,22 @@ class KubernetesPlanTest {
                     RunSettings.defaults("k8s-plan-test"),
                     RunWiring.every(Duration.ofHours(1))))) {
       String token = store.tokens().create("admin", Scopes.ALL, null).secret();
-      HttpResponse<String> put =
-          http.send(
-              HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE))
-                  .header("Authorization", "Bearer " + token)
-                  .header("Content-Type", "application/json")
-                  .PUT(
-                      HttpRequest.BodyPublishers.ofString(
-                          "{\"enabled\": true, \"backend\": \"k8s\", \"reason\": \"test\","
-                              + " \"agents\": {\"helper\": {\"allow\": [\"api.vendor.com\"],"
-                              + " \"credentials\": {\"self\": {\"source\": \"run-token\","
-                              + " \"env\": \"SELF_TOKEN\"}}}}}"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+      ApiClient api = new ApiClient(server.baseUrl());
+      ApiClient.Answer put =
+          api.put(
+              BASE,
+              token,
+              "{\"enabled\": true, \"backend\": \"k8s\", \"reason\": \"test\","
+                  + " \"agents\": {\"helper\": {\"allow\": [\"api.vendor.com\"],"
+                  + " \"credentials\": {\"self\": {\"source\": \"run-token\","
+                  + " \"env\": \"SELF_TOKEN\"}}}}}");
+      assertThat(put.status()).as(put.body()).isEqualTo(200);
       int tokensBefore = store.tokens().list().size();
       int namespacesBefore = client.namespaces().list().getItems().size();
 
-      HttpResponse<String> plan = plan(http, server, token, "application/json");
-      assertThat(plan.statusCode()).as(plan.body()).isEqualTo(200);
-      JsonNode manifests = JSON.readTree(plan.body()).path("manifests");
+      ApiClient.Answer plan = plan(api, token, "application/json");
+      assertThat(plan.status()).as(plan.body()).isEqualTo(200);
+      JsonNode manifests = plan.json().path("manifests");
       JsonNode secret = manifests.get(manifests.size() - 2);
       assertThat(secret.path("kind").asText()).isEqualTo("Secret");
       assertThat(secret.path("name").asText()).isEqualTo("run-credentials");
@@ -156,17 +141,13 @@ class KubernetesPlanTest {
     }
   }
 
-  private static HttpResponse<String> plan(
-      HttpClient http, AgentSandboxServer server, String token, String accept) throws Exception {
-    return http.send(
-        HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE + "/plan"))
-            .header("Authorization", "Bearer " + token)
+  private static ApiClient.Answer plan(ApiClient api, String token, String accept) {
+    return api.send(
+        api.builder(BASE + "/plan", token)
             .header("Content-Type", "application/json")
             .header("Accept", accept)
             .POST(
                 HttpRequest.BodyPublishers.ofString(
-                    "{\"agent\": \"helper\", \"command\": [\"python\", \"job.py\"]}"))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+                    "{\"agent\": \"helper\", \"command\": [\"python\", \"job.py\"]}")));
   }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.agentsandbox.artifacts.FolderArtifactStore;
 import dev.agentsandbox.backend.Completion;
 import dev.agentsandbox.backend.Isolation;
@@ -23,15 +22,14 @@ import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
+import dev.agentsandbox.testing.api.ApiClient;
 import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -60,13 +58,13 @@ import org.junit.jupiter.api.io.TempDir;
  * small real implementation of the SPI that runs nothing and waits for the test to let it end.
  */
 class RunContractApiTest {
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
   private static final byte[] RESULT = "{\"passed\": 12}".getBytes(StandardCharsets.UTF_8);
   private final HttpClient http = ContractCheckedHttpClient.create();
   private final HeldBackend backend = new HeldBackend();
   private Store store;
   private AgentSandboxServer server;
+  private ApiClient api;
   private String admin;
 
   @BeforeEach
@@ -89,6 +87,7 @@ class RunContractApiTest {
                 RunSettings.defaults("contract-test"),
                 RunWiring.every(Duration.ofHours(1)),
                 contract));
+    api = new ApiClient(server.baseUrl());
     admin = store.tokens().create("admin", Scopes.ALL, null).secret();
   }
 
@@ -101,76 +100,71 @@ class RunContractApiTest {
 
   @Test
   void aRunsTokenReadsOnlyItsRunAndDiesWithItAndItsOutputsAndTimelineAreThere() throws Exception {
-    HttpResponse<String> put =
-        send(
-            "PUT",
+    ApiClient.Answer put =
+        api.put(
             BASE,
             admin,
             "{\"enabled\": true, \"agents\": {\"helper\": {\"allow\": [\"api.vendor.com\"],"
                 + " \"credentials\": {\"self\": {\"source\": \"run-token\"}}}},"
                 + " \"reason\": \"CHG-9\"}");
-    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+    assertThat(put.status()).as(put.body()).isEqualTo(200);
 
-    HttpResponse<String> started =
-        send(
-            "POST",
+    ApiClient.Answer started =
+        api.post(
             BASE + "/runs",
             admin,
             "{\"agent\": \"helper\", \"command\": [\"make\", \"test\"],"
                 + " \"labels\": {\"owner\": \"alice\", \"task-ref\": \"T-42\"}}");
-    assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
-    String runId = JSON.readTree(started.body()).get("run_id").asText();
+    assertThat(started.status()).as(started.body()).isEqualTo(202);
+    String runId = started.json().get("run_id").asText();
     assertThat(backend.launched.await(30, TimeUnit.SECONDS)).isTrue();
     String token = backend.specs.get(runId).credentials().get(0).value();
 
     // the run's own token: its run yes, anything else no
-    assertThat(send("GET", BASE + "/runs/" + runId, token, null).statusCode()).isEqualTo(200);
-    assertThat(send("GET", BASE + "/runs", token, null).statusCode()).isEqualTo(403);
-    assertThat(send("GET", BASE, token, null).statusCode()).isEqualTo(403);
-    assertThat(send("GET", BASE + "/runs/" + runId + "/timeline", token, null).statusCode())
-        .isEqualTo(403);
-    assertThat(send("GET", BASE + "/runs/zzzz1111", token, null).statusCode()).isEqualTo(403);
+    assertThat(api.get(BASE + "/runs/" + runId, token).status()).isEqualTo(200);
+    assertThat(api.get(BASE + "/runs", token).status()).isEqualTo(403);
+    assertThat(api.get(BASE, token).status()).isEqualTo(403);
+    assertThat(api.get(BASE + "/runs/" + runId + "/timeline", token).status()).isEqualTo(403);
+    assertThat(api.get(BASE + "/runs/zzzz1111", token).status()).isEqualTo(403);
 
     backend.release.countDown();
     JsonNode ended = awaitEnd(runId);
     assertThat(ended.get("status").asText()).isEqualTo("exited");
     // dead with the run
-    assertThat(send("GET", BASE + "/runs/" + runId, token, null).statusCode()).isEqualTo(401);
+    assertThat(api.get(BASE + "/runs/" + runId, token).status()).isEqualTo(401);
 
     // the output: one stream as text, or each line tagged with its stream
-    assertThat(send("GET", BASE + "/runs/" + runId + "/output", admin, null).body())
+    assertThat(api.get(BASE + "/runs/" + runId + "/output", admin).body())
         .isEqualTo("built\nwarning: flaky\n");
-    HttpResponse<String> tagged =
-        http.send(
-            request("GET", BASE + "/runs/" + runId + "/output", admin, null)
+    ApiClient.Answer tagged =
+        api.send(
+            api.builder(BASE + "/runs/" + runId + "/output", admin)
                 .header("Accept", "application/x-ndjson")
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(tagged.headers().firstValue("Content-Type")).contains("application/x-ndjson");
+                .GET());
+    assertThat(tagged.header("Content-Type")).isEqualTo("application/x-ndjson");
     assertThat(tagged.body())
         .isEqualTo("{\"stdout\":\"built\\n\"}\n{\"stderr\":\"warning: flaky\\n\"}\n");
 
-    JsonNode artifacts =
-        JSON.readTree(send("GET", BASE + "/runs/" + runId + "/artifacts", admin, null).body());
+    JsonNode artifacts = api.get(BASE + "/runs/" + runId + "/artifacts", admin).json();
     assertThat(artifacts.get("artifacts")).hasSize(1);
     JsonNode result = artifacts.get("artifacts").get(0);
     assertThat(result.get("path").asText()).isEqualTo("result.json");
     String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(RESULT));
     assertThat(result.get("sha256").asText()).isEqualTo(sha);
+    // Kept on the checked HttpClient: the download is compared byte for byte, and ApiClient reads
+    // every body as a string.
     HttpResponse<byte[]> file =
         http.send(
-            request("GET", result.get("href").asText(), admin, null).build(),
+            api.builder(result.get("href").asText(), admin).GET().build(),
             HttpResponse.BodyHandlers.ofByteArray());
     assertThat(file.statusCode()).isEqualTo(200);
     assertThat(file.body()).isEqualTo(RESULT);
     assertThat(file.headers().firstValue("X-Agent-Sandbox-Sha256")).contains(sha);
     assertThat(
-            send("GET", BASE + "/runs/" + runId + "/artifacts/file?path=..%2Fsecret", admin, null)
-                .statusCode())
+            api.get(BASE + "/runs/" + runId + "/artifacts/file?path=..%2Fsecret", admin).status())
         .isEqualTo(400);
 
-    JsonNode timeline =
-        JSON.readTree(send("GET", BASE + "/runs/" + runId + "/timeline", admin, null).body());
+    JsonNode timeline = api.get(BASE + "/runs/" + runId + "/timeline", admin).json();
     assertThat(timeline.get("labels").get("owner").asText()).isEqualTo("alice");
     assertThat(timeline.get("launched_by").get("token").asText()).isEqualTo("admin");
     assertThat(timeline.get("what_ran").get("command").toString()).contains("make");
@@ -182,12 +176,10 @@ class RunContractApiTest {
     assertThat(timeline.get("chain").get("verified").asBoolean()).isTrue();
     assertThat(timeline.toString()).doesNotContain(token);
 
-    JsonNode byLabel =
-        JSON.readTree(
-            send("GET", "/api/admin/platform/audit?label=task-ref=T-42", admin, null).body());
+    JsonNode byLabel = api.get("/api/admin/platform/audit?label=task-ref=T-42", admin).json();
     assertThat(byLabel.get("rows")).isNotEmpty();
     byLabel.get("rows").forEach(r -> assertThat(r.get("run_id").asText()).isEqualTo(runId));
-    assertThat(send("GET", "/api/admin/platform/audit?label=bad%20key=x", admin, null).statusCode())
+    assertThat(api.get("/api/admin/platform/audit?label=bad%20key=x", admin).status())
         .isEqualTo(400);
   }
 
@@ -196,25 +188,8 @@ class RunContractApiTest {
         .atMost(Duration.ofSeconds(30))
         .pollInterval(Duration.ofMillis(50))
         .until(
-            () -> JSON.readTree(send("GET", BASE + "/runs/" + runId, admin, null).body()),
+            () -> api.get(BASE + "/runs/" + runId, admin).json(),
             run -> run.has("ended_at") && !run.get("ended_at").isNull());
-  }
-
-  private HttpRequest.Builder request(String method, String path, String token, String body) {
-    return HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-        .header("Authorization", "Bearer " + token)
-        .header("Content-Type", "application/json")
-        .method(
-            method,
-            body == null
-                ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofString(body));
-  }
-
-  private HttpResponse<String> send(String method, String path, String token, String body)
-      throws Exception {
-    return http.send(
-        request(method, path, token, body).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   /** Launches at once, holds the workload until the test releases it, leaves one output file. */

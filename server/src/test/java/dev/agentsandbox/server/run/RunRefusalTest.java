@@ -10,15 +10,10 @@ import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import dev.agentsandbox.store.Store;
-import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,9 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
 class RunRefusalTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
-  private final HttpClient http = ContractCheckedHttpClient.create();
   private Store store;
   private AgentSandboxServer server;
+  private ApiClient api;
   private String admin;
   private String reader;
 
@@ -46,6 +41,7 @@ class RunRefusalTest {
             new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
             store,
             RunWiring.none("refusal-test"));
+    api = new ApiClient(server.baseUrl());
     admin = store.tokens().create("admin", Scopes.ALL, null).secret();
     reader = store.tokens().create("reader", java.util.Set.of(Scopes.READ), null).secret();
   }
@@ -58,10 +54,10 @@ class RunRefusalTest {
 
   @Test
   void sandboxesTurnedOffRefuseEveryRun() throws Exception {
-    HttpResponse<String> run =
-        post(BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
-    assertThat(run.statusCode()).isEqualTo(409);
-    assertThat(JSON.readTree(run.body()).path("error").asText()).isEqualTo("sandboxes_disabled");
+    ApiClient.Answer run =
+        api.post(BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
+    assertThat(run.status()).isEqualTo(409);
+    assertThat(run.json().path("error").asText()).isEqualTo("sandboxes_disabled");
     assertThat(refusals())
         .singleElement()
         .satisfies(
@@ -74,10 +70,10 @@ class RunRefusalTest {
   @Test
   void aNamedBackendThisHostLacksRefusesAndNeverFallsBack() throws Exception {
     configure("firecracker");
-    HttpResponse<String> run =
-        post(BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
-    assertThat(run.statusCode()).isEqualTo(503);
-    JsonNode body = JSON.readTree(run.body());
+    ApiClient.Answer run =
+        api.post(BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
+    assertThat(run.status()).isEqualTo(503);
+    JsonNode body = run.json();
     assertThat(body.path("error").asText()).isEqualTo("backend_unavailable");
     assertThat(body.path("message").asText()).contains("firecracker");
     assertThat(refusals())
@@ -90,45 +86,39 @@ class RunRefusalTest {
   @Test
   void planNeedsOnlyReadAndRunNeedsTheRunScope() throws Exception {
     configure("firecracker");
-    HttpResponse<String> run =
-        post(BASE + "/run", reader, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
-    assertThat(run.statusCode()).isEqualTo(403);
-    assertThat(JSON.readTree(run.body()).path("missing_scope").asText()).isEqualTo(Scopes.RUN);
-    HttpResponse<String> kill =
-        http.send(
-            HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE + "/runs/abc"))
-                .header("Authorization", "Bearer " + reader)
-                .DELETE()
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(kill.statusCode()).isEqualTo(403);
+    ApiClient.Answer run =
+        api.post(BASE + "/run", reader, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
+    assertThat(run.status()).isEqualTo(403);
+    assertThat(run.json().path("missing_scope").asText()).isEqualTo(Scopes.RUN);
+    ApiClient.Answer kill = api.delete(BASE + "/runs/abc", reader);
+    assertThat(kill.status()).isEqualTo(403);
   }
 
   @Test
   void malformedRunRequestsListEveryProblemWithItsPath() throws Exception {
-    HttpResponse<String> bad =
-        post(
+    ApiClient.Answer bad =
+        api.post(
             BASE + "/run",
             admin,
             "{\"agent\": \"\", \"cmd\": [\"true\"], \"command\": [\"ok\", 7], \"env\": {\"A\": 1}}");
-    assertThat(bad.statusCode()).isEqualTo(400);
-    JsonNode body = JSON.readTree(bad.body());
+    assertThat(bad.status()).isEqualTo(400);
+    JsonNode body = bad.json();
     assertThat(body.path("error").asText()).isEqualTo("invalid_request");
     List<String> paths = body.path("problems").findValuesAsText("path");
     assertThat(paths).contains("cmd", "agent", "command[1]", "env.A");
-    HttpResponse<String> empty =
-        post(BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": []}");
-    assertThat(empty.statusCode()).isEqualTo(400);
+    ApiClient.Answer empty =
+        api.post(BASE + "/run", admin, "{\"agent\": \"helper\", \"command\": []}");
+    assertThat(empty.status()).isEqualTo(400);
     assertThat(store.runs().recent(10)).isEmpty();
   }
 
   @Test
   void unknownAndMalformedRunIdsAre404WithoutEchoingThem() throws Exception {
-    HttpResponse<String> unknown = get(BASE + "/runs/abcdefghij234567abcd");
-    assertThat(unknown.statusCode()).isEqualTo(404);
-    assertThat(JSON.readTree(unknown.body()).path("error").asText()).isEqualTo("run_not_found");
-    HttpResponse<String> malformed = get(BASE + "/runs/..%2F..%2Fetc");
-    assertThat(malformed.statusCode()).isEqualTo(404);
+    ApiClient.Answer unknown = api.get(BASE + "/runs/abcdefghij234567abcd", admin);
+    assertThat(unknown.status()).isEqualTo(404);
+    assertThat(unknown.json().path("error").asText()).isEqualTo("run_not_found");
+    ApiClient.Answer malformed = api.get(BASE + "/runs/..%2F..%2Fetc", admin);
+    assertThat(malformed.status()).isEqualTo(404);
     assertThat(malformed.body()).doesNotContain("etc");
   }
 
@@ -179,7 +169,7 @@ class RunRefusalTest {
     assertThat(listed("?label=owner%3Dalice&agent=helper&status=running")).isEmpty();
     assertThat(listed("?label=owner%3Dcarol")).isEmpty();
     com.fasterxml.jackson.databind.JsonNode first =
-        JSON.readTree(get(BASE + "/runs?agent=builder").body()).path("runs").get(0);
+        api.get(BASE + "/runs?agent=builder", admin).json().path("runs").get(0);
     assertThat(first.path("exit_status").asInt()).isZero();
     assertThat(first.path("started_at").isTextual()).isTrue();
     for (String bad :
@@ -191,60 +181,34 @@ class RunRefusalTest {
             "?label=owner",
             "?label=owner%3Dal%20ice",
             "?label=Bad%20Key%3Dx")) {
-      HttpResponse<String> refused = get(BASE + "/runs" + bad);
-      assertThat(refused.statusCode()).as(bad).isEqualTo(400);
-      assertThat(JSON.readTree(refused.body()).path("error").asText()).isEqualTo("invalid_request");
+      ApiClient.Answer refused = api.get(BASE + "/runs" + bad, admin);
+      assertThat(refused.status()).as(bad).isEqualTo(400);
+      assertThat(refused.json().path("error").asText()).isEqualTo("invalid_request");
     }
   }
 
   private List<String> listed(String query) throws Exception {
-    HttpResponse<String> response = get(BASE + "/runs" + query);
-    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    ApiClient.Answer response = api.get(BASE + "/runs" + query, admin);
+    assertThat(response.status()).as(response.body()).isEqualTo(200);
     List<String> ids = new java.util.ArrayList<>();
-    JSON.readTree(response.body()).path("runs").forEach(r -> ids.add(r.path("run_id").asText()));
+    response.json().path("runs").forEach(r -> ids.add(r.path("run_id").asText()));
     return ids;
   }
 
-  private void configure(String backend) throws Exception {
-    HttpResponse<String> put =
-        http.send(
-            HttpRequest.newBuilder(URI.create(server.baseUrl() + BASE))
-                .header("Authorization", "Bearer " + admin)
-                .header("Content-Type", "application/json")
-                .PUT(
-                    HttpRequest.BodyPublishers.ofString(
-                        "{\"enabled\": true, \"backend\": \""
-                            + backend
-                            + "\", \"agents\": {\"helper\": {\"allow\": []}}, \"reason\": \"test\"}"))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+  private void configure(String backend) {
+    ApiClient.Answer put =
+        api.put(
+            BASE,
+            admin,
+            "{\"enabled\": true, \"backend\": \""
+                + backend
+                + "\", \"agents\": {\"helper\": {\"allow\": []}}, \"reason\": \"test\"}");
+    assertThat(put.status()).as(put.body()).isEqualTo(200);
   }
 
   private List<AuditRow> refusals() {
     return store
         .audit()
         .query(new AuditQuery("agent_sandbox.refused", null, null, null, null, 100));
-  }
-
-  private HttpResponse<String> post(String path, String token, String body) throws Exception {
-    return http.send(
-        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-            .timeout(Duration.ofSeconds(30))
-            .header("Authorization", "Bearer " + token)
-            .header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
-  }
-
-  private HttpResponse<String> get(String path) throws Exception {
-    return http.send(
-        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-            .timeout(Duration.ofSeconds(30))
-            .header("Authorization", "Bearer " + admin)
-            .GET()
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
   }
 }
