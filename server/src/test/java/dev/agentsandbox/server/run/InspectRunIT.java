@@ -19,13 +19,9 @@ import dev.agentsandbox.server.CapturedLogs;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.testing.GitHubStandIn;
-import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -52,7 +48,6 @@ import org.junit.jupiter.api.io.TempDir;
 class InspectRunIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
-  private static final HttpClient HTTP = ContractCheckedHttpClient.create();
   private static GitHubStandIn github;
 
   @BeforeAll
@@ -124,13 +119,14 @@ class InspectRunIT {
                                 Duration.ofSeconds(20),
                                 Clock.systemUTC())))))) {
       String admin = store.tokens().create("it-admin", Scopes.ALL, null).secret();
+      // These requests had no timeout; ten minutes outlasts every wait of the test.
+      ApiClient api = new ApiClient(server.baseUrl(), Duration.ofMinutes(10));
       expect(
-          server,
-          admin,
           200,
-          "PUT",
-          BASE,
-          """
+          api.put(
+              BASE,
+              admin,
+              """
           {"enabled": true, "backend": "%s", "reason": "InspectRunIT",
            "agents": {"reviewer": {"allow": ["%s"], "image": "agent-sandbox/workload:dev",
              "ttl_seconds": 300,
@@ -139,13 +135,13 @@ class InspectRunIT {
              "internal": {"github": {"cidr": "%s/32", "ports": [%d]}},
              "inspect": {"%s": {"rules": ["GET %s"], "credential": "github"}}}}}
           """
-              .formatted(
-                  backend.name(),
-                  github.authority(),
-                  address,
-                  github.port(),
-                  GitHubStandIn.HOST,
-                  GitHubStandIn.REPOSITORY));
+                  .formatted(
+                      backend.name(),
+                      github.authority(),
+                      address,
+                      github.port(),
+                      GitHubStandIn.HOST,
+                      GitHubStandIn.REPOSITORY)));
       String url = "https://" + github.authority();
       String script =
           "echo \"get=$(curl -sS -o /tmp/get -w '%{http_code}' -H \"Authorization: Bearer $GITHUB_TOKEN\" "
@@ -163,20 +159,19 @@ class InspectRunIT {
               + "grep -rsl ghs_ /run /workspace /tmp 2>/dev/null; echo searched";
       JsonNode started =
           expect(
-              server,
-              admin,
               202,
-              "POST",
-              BASE + "/runs",
-              JSON.writeValueAsString(
-                  Map.of("agent", "reviewer", "command", List.of("sh", "-c", script))));
+              api.post(
+                  BASE + "/runs",
+                  admin,
+                  JSON.writeValueAsString(
+                      Map.of("agent", "reviewer", "command", List.of("sh", "-c", script)))));
       String runId = started.get("run_id").asText();
       JsonNode run =
           await()
               .atMost(Duration.ofMinutes(6))
               .pollInterval(Duration.ofMillis(500))
               .until(
-                  () -> expect(server, admin, 200, "GET", BASE + "/runs/" + runId, null),
+                  () -> expect(200, api.get(BASE + "/runs/" + runId, admin)),
                   r -> r.hasNonNull("ended_at"));
       String tail = run.get("output_tail").asText();
       assertThat(run.get("status").asText()).as(run.toString()).isEqualTo("exited");
@@ -194,8 +189,7 @@ class InspectRunIT {
           .containsExactly(
               new GitHubStandIn.Seen("GET", GitHubStandIn.REPOSITORY, "Bearer " + github.token));
 
-      JsonNode timeline =
-          expect(server, admin, 200, "GET", BASE + "/runs/" + runId + "/timeline", null);
+      JsonNode timeline = expect(200, api.get(BASE + "/runs/" + runId + "/timeline", admin));
       List<String> egress = new ArrayList<>();
       Stream.concat(
               StreamSupport.stream(timeline.get("egress").get("allowed").spliterator(), false),
@@ -219,14 +213,7 @@ class InspectRunIT {
               "POST " + GitHubStandIn.REPOSITORY + " method-not-allowed - -",
               "GET /repos/acme/gadgets path-not-allowed - -");
 
-      HttpResponse<String> audit =
-          HTTP.send(
-              HttpRequest.newBuilder(
-                      URI.create(
-                          server.baseUrl() + "/api/admin/platform/audit/export?run=" + runId))
-                  .header("Authorization", "Bearer " + admin)
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+      ApiClient.Answer audit = api.get("/api/admin/platform/audit/export?run=" + runId, admin);
       for (String text :
           Stream.of(tail, timeline.toString(), audit.body(), String.join("\n", logs.lines()))
               .toList()) {
@@ -237,24 +224,16 @@ class InspectRunIT {
     }
   }
 
-  private static JsonNode expect(
-      AgentSandboxServer server, String token, int status, String method, String path, String body)
-      throws Exception {
-    HttpResponse<String> response =
-        HTTP.send(
-            HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-                .header("Authorization", "Bearer " + token)
-                .header("Content-Type", "application/json")
-                .method(
-                    method,
-                    body == null
-                        ? HttpRequest.BodyPublishers.noBody()
-                        : HttpRequest.BodyPublishers.ofString(body))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(response.statusCode())
-        .as(method + " " + path + ": " + response.body())
+  /** The answer's body as JSON, after asserting its status (the message shows the body). */
+  private static JsonNode expect(int status, ApiClient.Answer answer) {
+    assertThat(answer.status())
+        .as(
+            answer.raw().request().method()
+                + " "
+                + answer.raw().uri().getRawPath()
+                + ": "
+                + answer.body())
         .isEqualTo(status);
-    return JSON.readTree(response.body());
+    return answer.json();
   }
 }

@@ -27,13 +27,10 @@ import dev.agentsandbox.store.RunRecord;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.testing.DockerObjects;
 import dev.agentsandbox.testing.LinkServer;
-import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -72,7 +69,9 @@ class RunApiIT {
   private static DockerClient docker;
   private static String admin;
   private static String instanceId;
-  private static final HttpClient HTTP = ContractCheckedHttpClient.create();
+
+  /** Every admin-API exchange, checked against openapi.json; a run may take minutes to answer. */
+  private static ApiClient api;
 
   @BeforeAll
   static void start() throws Exception {
@@ -96,12 +95,13 @@ class RunApiIT {
     store = Store.open("jdbc:sqlite:" + dataDir.resolve("it.db"));
     instanceId = "runapiit" + System.nanoTime();
     server = startServer();
+    api = new ApiClient(server.baseUrl(), Duration.ofMinutes(3));
     admin = store.tokens().create("it-admin", Scopes.ALL, null).secret();
     JsonNode put =
-        call(
-            "PUT",
-            BASE,
-            """
+        api.put(
+                BASE,
+                admin,
+                """
             {"enabled": true, "backend": "docker", "reason": "RunApiIT",
              "agents": {
                "helper": {"allow": ["upstream.test:%d"], "image": "%s", "ttl_seconds": 120,
@@ -109,9 +109,10 @@ class RunApiIT {
                           "internal": {"upstream": {"cidr": "%s/32", "ports": [%d]}}},
                "slow": {"allow": [], "image": "%s", "ttl_seconds": 3}}}
             """
-                .formatted(upstream.port(), IMAGE, UPSTREAM_ADDRESS, upstream.port(), IMAGE),
-            "If-Match",
-            "\"0\"");
+                    .formatted(upstream.port(), IMAGE, UPSTREAM_ADDRESS, upstream.port(), IMAGE),
+                "If-Match",
+                "\"0\"")
+            .successJson();
     assertThat(put.path("version").asLong()).as(put.toString()).isEqualTo(1);
   }
 
@@ -165,12 +166,17 @@ class RunApiIT {
         .contains("upstream.test:" + upstream.port());
     assertThat(plan.path("manifests").size()).isGreaterThanOrEqualTo(3);
     assertThat(ours()).isEmpty();
-    HttpResponse<String> yaml =
-        send(
-            request("POST", BASE + "/plan", "{\"agent\": \"helper\", \"command\": [\"true\"]}")
-                .header("Accept", "application/yaml"));
-    assertThat(yaml.statusCode()).isEqualTo(200);
-    assertThat(yaml.headers().firstValue("Content-Type").orElse("")).startsWith("application/yaml");
+    ApiClient.Answer yaml =
+        api.send(
+            api.builder(BASE + "/plan", admin)
+                .header("Accept", "application/yaml")
+                .header("Content-Type", "application/json")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"agent\": \"helper\", \"command\": [\"true\"]}")));
+    assertThat(yaml.status()).isEqualTo(200);
+    assertThat(yaml.raw().headers().firstValue("Content-Type").orElse(""))
+        .startsWith("application/yaml");
     assertThat(yaml.body()).contains("manifests:").contains("backend: \"docker\"");
   }
 
@@ -361,11 +367,12 @@ class RunApiIT {
     String expected = "[REDACTED]\n" + "x".repeat(16370) + "[REDACTED]\n";
     assertThat(result.path("output_tail").asText()).isEqualTo(expected);
     assertThat(store.runs().find(runId).orElseThrow().outputTail()).isEqualTo(expected);
-    assertThat(send(request("GET", BASE + "/runs/" + runId + "/output", null)).body())
-        .isEqualTo(expected);
+    assertThat(api.get(BASE + "/runs/" + runId + "/output", admin).body()).isEqualTo(expected);
     String tagged =
-        send(request("GET", BASE + "/runs/" + runId + "/output", null)
-                .header("Accept", "application/x-ndjson"))
+        api.send(
+                api.builder(BASE + "/runs/" + runId + "/output", admin)
+                    .header("Accept", "application/x-ndjson")
+                    .GET())
             .body();
     assertThat(tagged).doesNotContain("SECRETVALUE").contains("[REDACTED]");
     JsonNode audit = call("GET", "/api/admin/platform/audit?run=" + runId, null);
@@ -388,15 +395,14 @@ class RunApiIT {
 
   @Test
   void anAsynchronousRunStreamsItsOutputAndCanBeKilled() throws Exception {
-    HttpResponse<String> started =
-        send(
-            request(
-                "POST",
-                BASE + "/runs",
-                "{\"agent\": \"helper\", \"command\": [\"sh\", \"-c\", \"echo started; sleep 300\"]}"));
-    assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
-    String runId = JSON.readTree(started.body()).path("run_id").asText();
-    assertThat(started.headers().firstValue("Location")).hasValue(BASE + "/runs/" + runId);
+    ApiClient.Answer started =
+        api.post(
+            BASE + "/runs",
+            admin,
+            "{\"agent\": \"helper\", \"command\": [\"sh\", \"-c\", \"echo started; sleep 300\"]}");
+    assertThat(started.status()).as(started.body()).isEqualTo(202);
+    String runId = started.json().path("run_id").asText();
+    assertThat(started.raw().headers().firstValue("Location")).hasValue(BASE + "/runs/" + runId);
     String status =
         await()
             .atMost(Duration.ofSeconds(90))
@@ -405,38 +411,37 @@ class RunApiIT {
                 () -> call("GET", BASE + "/runs/" + runId, null).path("status").asText(),
                 s -> !s.equals("pending"));
     assertThat(status).isEqualTo("running");
-    HttpResponse<String> killed = send(request("DELETE", BASE + "/runs/" + runId, null));
-    assertThat(killed.statusCode()).as(killed.body()).isEqualTo(202);
-    HttpResponse<String> output = send(request("GET", BASE + "/runs/" + runId + "/output", null));
-    assertThat(output.statusCode()).isEqualTo(200);
+    ApiClient.Answer killed = api.delete(BASE + "/runs/" + runId, admin);
+    assertThat(killed.status()).as(killed.body()).isEqualTo(202);
+    ApiClient.Answer output = api.get(BASE + "/runs/" + runId + "/output", admin);
+    assertThat(output.status()).isEqualTo(200);
     assertThat(output.body()).contains("started");
     JsonNode done = call("GET", BASE + "/runs/" + runId, null);
     assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("killed");
     assertThat(done.path("end").asText()).isEqualTo("killed");
-    HttpResponse<String> again = send(request("DELETE", BASE + "/runs/" + runId, null));
-    assertThat(again.statusCode()).isEqualTo(409);
+    ApiClient.Answer again = api.delete(BASE + "/runs/" + runId, admin);
+    assertThat(again.status()).isEqualTo(409);
     assertThat(auditTypesOnceTornDown(runId))
         .contains("agent_sandbox.kill", "agent_sandbox.teardown");
   }
 
   @Test
   void refusalsAreClearAndAudited() throws Exception {
-    HttpResponse<String> env =
-        send(
-            request(
-                "POST",
-                BASE + "/run",
-                "{\"agent\": \"helper\", \"command\": [\"true\"], \"env\": {\"https_proxy\": \"http://evil:1\", \"LD_PRELOAD\": \"/x.so\"}}"));
-    assertThat(env.statusCode()).isEqualTo(400);
-    JsonNode envBody = JSON.readTree(env.body());
+    ApiClient.Answer env =
+        api.post(
+            BASE + "/run",
+            admin,
+            "{\"agent\": \"helper\", \"command\": [\"true\"], \"env\": {\"https_proxy\": \"http://evil:1\", \"LD_PRELOAD\": \"/x.so\"}}");
+    assertThat(env.status()).isEqualTo(400);
+    JsonNode envBody = env.json();
     assertThat(envBody.path("error").asText()).isEqualTo("env_refused");
     assertThat(envBody.path("problems").toString())
         .contains("env.https_proxy")
         .contains("env.LD_PRELOAD");
-    HttpResponse<String> unknown =
-        send(request("POST", BASE + "/run", "{\"agent\": \"stranger\", \"command\": [\"true\"]}"));
-    assertThat(unknown.statusCode()).isEqualTo(404);
-    assertThat(JSON.readTree(unknown.body()).path("error").asText()).isEqualTo("agent_not_listed");
+    ApiClient.Answer unknown =
+        api.post(BASE + "/run", admin, "{\"agent\": \"stranger\", \"command\": [\"true\"]}");
+    assertThat(unknown.status()).isEqualTo(404);
+    assertThat(unknown.json().path("error").asText()).isEqualTo("agent_not_listed");
     JsonNode refused =
         call("GET", "/api/admin/platform/audit?type=agent_sandbox.refused&limit=100", null);
     assertThat(refused.toString()).contains("env_refused").contains("agent_not_listed");
@@ -459,32 +464,20 @@ class RunApiIT {
                     RunSettings.defaults(instanceId + "strict"),
                     RunWiring.every(Duration.ofHours(1))))) {
       String token = other.tokens().create("strict-admin", Scopes.ALL, null).secret();
-      HttpResponse<String> put =
-          HTTP.send(
-              HttpRequest.newBuilder(URI.create(strict.baseUrl() + BASE))
-                  .header("Authorization", "Bearer " + token)
-                  .header("Content-Type", "application/json")
-                  .PUT(
-                      HttpRequest.BodyPublishers.ofString(
-                          "{\"enabled\": true, \"require_runtime_class\": true, \"reason\": \"it\","
-                              + " \"agents\": {\"helper\": {\"allow\": [], \"image\": \""
-                              + IMAGE
-                              + "\"}}}"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
-      HttpResponse<String> run =
-          HTTP.send(
-              HttpRequest.newBuilder(URI.create(strict.baseUrl() + BASE + "/run"))
-                  .header("Authorization", "Bearer " + token)
-                  .header("Content-Type", "application/json")
-                  .POST(
-                      HttpRequest.BodyPublishers.ofString(
-                          "{\"agent\": \"helper\", \"command\": [\"true\"]}"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      assertThat(run.statusCode()).as(run.body()).isEqualTo(503);
-      JsonNode body = JSON.readTree(run.body());
+      ApiClient strictApi = new ApiClient(strict.baseUrl(), Duration.ofMinutes(3));
+      ApiClient.Answer put =
+          strictApi.put(
+              BASE,
+              token,
+              "{\"enabled\": true, \"require_runtime_class\": true, \"reason\": \"it\","
+                  + " \"agents\": {\"helper\": {\"allow\": [], \"image\": \""
+                  + IMAGE
+                  + "\"}}}");
+      assertThat(put.status()).as(put.body()).isEqualTo(200);
+      ApiClient.Answer run =
+          strictApi.post(BASE + "/run", token, "{\"agent\": \"helper\", \"command\": [\"true\"]}");
+      assertThat(run.status()).as(run.body()).isEqualTo(503);
+      JsonNode body = run.json();
       assertThat(body.path("error").asText()).isEqualTo("runtime_class_required");
       assertThat(body.path("problems").toString()).contains("offers only runc");
     }
@@ -593,33 +586,8 @@ class RunApiIT {
             || (dev.agentsandbox.runs.RunIds.valid(runId) && store.runs().find(runId).isPresent()));
   }
 
-  private static HttpRequest.Builder request(String method, String path, String body) {
-    HttpRequest.Builder builder =
-        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-            .timeout(Duration.ofMinutes(3))
-            .header("Authorization", "Bearer " + admin);
-    if (body == null) {
-      return builder.method(method, HttpRequest.BodyPublishers.noBody());
-    }
-    return builder
-        .header("Content-Type", "application/json")
-        .method(method, HttpRequest.BodyPublishers.ofString(body));
-  }
-
-  private static HttpResponse<String> send(HttpRequest.Builder builder) throws Exception {
-    return HTTP.send(builder.build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static JsonNode call(String method, String path, String body, String... headers)
-      throws Exception {
-    HttpRequest.Builder builder = request(method, path, body);
-    for (int i = 0; i < headers.length; i += 2) {
-      builder.header(headers[i], headers[i + 1]);
-    }
-    HttpResponse<String> response = send(builder);
-    assertThat(response.statusCode())
-        .as(method + " " + path + ": " + response.body())
-        .isBetween(200, 299);
-    return JSON.readTree(response.body());
+  /** One admin-API exchange as the admin, checked against openapi.json and asserted 2xx. */
+  private static JsonNode call(String method, String path, String body) {
+    return api.send(method, path, admin, body).successJson();
   }
 }

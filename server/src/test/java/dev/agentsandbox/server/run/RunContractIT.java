@@ -27,6 +27,7 @@ import dev.agentsandbox.server.CapturedLogs;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.testing.LinkServer;
+import dev.agentsandbox.testing.api.ApiClient;
 import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -68,6 +69,8 @@ class RunContractIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
   private static final String IMAGE = "agent-sandbox/workload:dev";
+
+  /** Contract-checked, for the one exchange whose body is read as bytes (the artifact). */
   private static final HttpClient HTTP = ContractCheckedHttpClient.create();
 
   /** For the test service, which is not the API. */
@@ -83,6 +86,9 @@ class RunContractIT {
 
   /** The control plane the check service introspects tokens against, per test. */
   private static volatile AgentSandboxServer current;
+
+  /** The check service's client to {@link #current}, with its 10-second request timeout. */
+  private static volatile ApiClient introspection;
 
   /** Every bearer the check service accepted: the run's credential, seen on the wire. */
   private static final Set<String> accepted = ConcurrentHashMap.newKeySet();
@@ -203,29 +209,32 @@ class RunContractIT {
                                 dataDir.resolve("spool"))),
                         Optional.empty(),
                         Map.of())))) {
+      introspection = new ApiClient(server.baseUrl(), Duration.ofSeconds(10));
       current = server;
       accepted.clear();
       String admin = store.tokens().create("it-admin", Scopes.ALL, null).secret();
-      Api api = new Api(server, admin);
-      api.expect(
+      // These requests had no timeout; ten minutes outlasts every wait of the test.
+      ApiClient api = new ApiClient(server.baseUrl(), Duration.ofMinutes(10));
+      expect(
           200,
-          "PUT",
-          BASE,
-          """
+          api.put(
+              BASE,
+              admin,
+              """
           {"enabled": true, "backend": "%s", "reason": "RunContractIT",
            "agents": {"worker": {"allow": ["upstream.test:%d"], "image": "%s", "ttl_seconds": %d,
              "credentials": {"self": {"source": "run-token"}},
              "internal": {"upstream": {"cidr": "%s/32", "ports": [%d]}}}}}
           """
-              .formatted(
-                  backend.name(),
-                  upstream.port(),
-                  IMAGE,
-                  runWithin.toSeconds(),
-                  UPSTREAM_ADDRESS,
-                  upstream.port()),
-          "If-Match",
-          "\"0\"");
+                  .formatted(
+                      backend.name(),
+                      upstream.port(),
+                      IMAGE,
+                      runWithin.toSeconds(),
+                      UPSTREAM_ADDRESS,
+                      upstream.port()),
+              "If-Match",
+              "\"0\""));
 
       String check = "http://upstream.test:" + upstream.port() + "/check?run=$AGENT_SANDBOX_RUN_ID";
       String script =
@@ -242,18 +251,19 @@ class RunContractIT {
               + "\"$AGENT_SANDBOX_RUN_ID\" \"$ok\" \"$forged\" > \"$AGENT_SANDBOX_OUT/result.json\"; "
               + "echo finished";
       JsonNode started =
-          api.expect(
+          expect(
               202,
-              "POST",
-              BASE + "/runs",
-              JSON.writeValueAsString(
-                  Map.of(
-                      "agent",
-                      "worker",
-                      "command",
-                      List.of("sh", "-c", script),
-                      "labels",
-                      Map.of("owner", "it", "task-ref", "T-9"))));
+              api.post(
+                  BASE + "/runs",
+                  admin,
+                  JSON.writeValueAsString(
+                      Map.of(
+                          "agent",
+                          "worker",
+                          "command",
+                          List.of("sh", "-c", script),
+                          "labels",
+                          Map.of("owner", "it", "task-ref", "T-9")))));
       String runId = started.get("run_id").asText();
 
       JsonNode run =
@@ -261,7 +271,7 @@ class RunContractIT {
               .atMost(runWithin.plusSeconds(30))
               .pollInterval(Duration.ofMillis(200))
               .until(
-                  () -> api.expect(200, "GET", BASE + "/runs/" + runId, null),
+                  () -> expect(200, api.get(BASE + "/runs/" + runId, admin)),
                   r -> r.hasNonNull("ended_at"));
       assertThat(run.get("status").asText()).as(run.toString()).isEqualTo("exited");
       assertThat(run.get("exit_status").asInt()).as(run.toString()).isZero();
@@ -270,13 +280,14 @@ class RunContractIT {
       String credential = accepted.iterator().next();
 
       // the result the job left, downloadable with the hash the listing gives
-      JsonNode listing = api.expect(200, "GET", BASE + "/runs/" + runId + "/artifacts", null);
+      JsonNode listing = expect(200, api.get(BASE + "/runs/" + runId + "/artifacts", admin));
       assertThat(listing.get("artifacts")).as(listing.toString()).hasSize(1);
       JsonNode entry = listing.get("artifacts").get(0);
       assertThat(entry.get("path").asText()).isEqualTo("result.json");
+      // Read as bytes, which ApiClient's string answers are not, to hash exactly what was stored.
       HttpResponse<byte[]> file =
           HTTP.send(
-              api.request("GET", entry.get("href").asText(), null).build(),
+              api.builder(entry.get("href").asText(), admin).GET().build(),
               HttpResponse.BodyHandlers.ofByteArray());
       assertThat(file.statusCode()).isEqualTo(200);
       String sha =
@@ -292,7 +303,7 @@ class RunContractIT {
           .isEqualTo(401);
 
       // dead with the run: the control plane and the service refuse it now
-      assertThat(api.status("GET", BASE + "/runs/" + runId, credential)).isEqualTo(401);
+      assertThat(api.get(BASE + "/runs/" + runId, credential).status()).isEqualTo(401);
       HttpResponse<String> late =
           PLAIN.send(
               HttpRequest.newBuilder(
@@ -320,11 +331,9 @@ class RunContractIT {
               .pollInterval(Duration.ofMillis(250))
               .until(
                   () ->
-                      api.expect(
+                      expect(
                           200,
-                          "GET",
-                          "/api/admin/platform/audit?run=" + runId + "&limit=500",
-                          null),
+                          api.get("/api/admin/platform/audit?run=" + runId + "&limit=500", admin)),
                   rows -> rows.toString().contains("agent_sandbox.teardown"));
       List<String> types = new ArrayList<>();
       audit.get("rows").forEach(r -> types.add(r.get("type").asText()));
@@ -337,7 +346,7 @@ class RunContractIT {
               "agent_sandbox.artifacts",
               "agent_sandbox.teardown");
       assertThat(audit.toString()).contains("\"self\"").doesNotContain(credential);
-      JsonNode timeline = api.expect(200, "GET", BASE + "/runs/" + runId + "/timeline", null);
+      JsonNode timeline = expect(200, api.get(BASE + "/runs/" + runId + "/timeline", admin));
       assertThat(timeline.get("labels").get("task-ref").asText()).isEqualTo("T-9");
       assertThat(timeline.get("what_ran").get("image_id").asText())
           .as("the content id of the image that ran")
@@ -361,6 +370,7 @@ class RunContractIT {
               () -> assertThat(leftovers.apply(runId)).as("objects of the run").isEmpty());
     } finally {
       current = null;
+      introspection = null;
       logs.detach();
     }
   }
@@ -372,19 +382,26 @@ class RunContractIT {
   private static void check(HttpExchange exchange) throws IOException {
     try (exchange) {
       AgentSandboxServer server = current;
+      ApiClient client = introspection;
       String query = Optional.ofNullable(exchange.getRequestURI().getQuery()).orElse("");
       String auth =
           Optional.ofNullable(exchange.getRequestHeaders().getFirst("Authorization")).orElse("");
       int status = 401;
-      if (server != null && query.matches("run=[a-z0-9]{1,32}") && auth.startsWith("Bearer ")) {
-        HttpRequest introspect =
-            HttpRequest.newBuilder(
-                    URI.create(server.baseUrl() + BASE + "/runs/" + query.substring(4)))
-                .header("Authorization", auth)
-                .timeout(Duration.ofSeconds(10))
-                .build();
+      if (server != null
+          && client != null
+          && query.matches("run=[a-z0-9]{1,32}")
+          && auth.startsWith("Bearer ")) {
         try {
-          if (HTTP.send(introspect, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+          // exchange, not get: a transport failure stays an IOException, as before.
+          if (client
+                  .exchange(
+                      client
+                          .builder(
+                              BASE + "/runs/" + query.substring(4),
+                              auth.substring("Bearer ".length()))
+                          .GET())
+                  .status()
+              == 200) {
             status = 200;
             accepted.add(auth.substring("Bearer ".length()));
           }
@@ -463,39 +480,16 @@ class RunContractIT {
     return -1;
   }
 
-  private record Api(AgentSandboxServer server, String token) {
-    HttpRequest.Builder request(String method, String path, String body) {
-      return HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-          .header("Authorization", "Bearer " + token)
-          .header("Content-Type", "application/json")
-          .method(
-              method,
-              body == null
-                  ? HttpRequest.BodyPublishers.noBody()
-                  : HttpRequest.BodyPublishers.ofString(body));
-    }
-
-    JsonNode expect(int status, String method, String path, String body, String... headers)
-        throws Exception {
-      HttpRequest.Builder builder = request(method, path, body);
-      for (int i = 0; i < headers.length; i += 2) {
-        builder.header(headers[i], headers[i + 1]);
-      }
-      HttpResponse<String> response =
-          HTTP.send(builder.build(), HttpResponse.BodyHandlers.ofString());
-      assertThat(response.statusCode())
-          .as(method + " " + path + ": " + response.body())
-          .isEqualTo(status);
-      return JSON.readTree(response.body());
-    }
-
-    int status(String method, String path, String bearer) throws Exception {
-      HttpRequest request =
-          HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-              .header("Authorization", "Bearer " + bearer)
-              .method(method, HttpRequest.BodyPublishers.noBody())
-              .build();
-      return HTTP.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
-    }
+  /** The answer's body as JSON, after asserting its status (the message shows the body). */
+  private static JsonNode expect(int status, ApiClient.Answer answer) {
+    assertThat(answer.status())
+        .as(
+            answer.raw().request().method()
+                + " "
+                + answer.raw().uri().getRawPath()
+                + ": "
+                + answer.body())
+        .isEqualTo(status);
+    return answer.json();
   }
 }

@@ -21,13 +21,9 @@ import dev.agentsandbox.store.AuditQuery;
 import dev.agentsandbox.store.AuditRow;
 import dev.agentsandbox.store.Store;
 import dev.agentsandbox.testing.LinkServer;
-import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,7 +52,6 @@ class WarmPoolIT {
   private static final String AGENT = "warmed" + Long.toString(System.nanoTime(), 36);
   private static final String ADDRESS = "198.18.79.2";
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final HttpClient HTTP = ContractCheckedHttpClient.create();
   private static final Duration PREPARED = Duration.ofMinutes(3);
 
   private static LinkServer upstream;
@@ -66,6 +61,9 @@ class WarmPoolIT {
   private static AgentSandboxServer server;
   private static DockerClient docker;
   private static String admin;
+
+  /** Every admin-API exchange, checked against openapi.json; a run may take minutes to answer. */
+  private static ApiClient api;
 
   @BeforeAll
   static void start() throws Exception {
@@ -104,6 +102,7 @@ class WarmPoolIT {
                     Map.of("kept.test", List.of(ADDRESS), "removed.test", List.of(ADDRESS))),
                 RunSettings.defaults("warmpoolit" + System.nanoTime()),
                 RunWiring.every(Duration.ofHours(1))));
+    api = new ApiClient(server.baseUrl(), Duration.ofMinutes(3));
     admin = store.tokens().create("it-admin", Scopes.ALL, null).secret();
   }
 
@@ -183,15 +182,16 @@ class WarmPoolIT {
                 IMAGE,
                 ADDRESS,
                 upstream.port());
-    JsonNode put = call("PUT", BASE, body, "If-Match", "\"" + version + "\"");
+    JsonNode put = api.put(BASE, admin, body, "If-Match", "\"" + version + "\"").successJson();
     assertThat(put.path("version").asLong()).as(put.toString()).isEqualTo(version + 1);
   }
 
   private static JsonNode run(String script) throws Exception {
-    return call(
-        "POST",
-        BASE + "/run",
-        JSON.writeValueAsString(Map.of("agent", AGENT, "command", List.of("sh", "-c", script))));
+    return api.post(
+            BASE + "/run",
+            admin,
+            JSON.writeValueAsString(Map.of("agent", AGENT, "command", List.of("sh", "-c", script))))
+        .successJson();
   }
 
   private static AuditRow launch(String runId) {
@@ -213,14 +213,9 @@ class WarmPoolIT {
             });
   }
 
-  private static String metrics() throws Exception {
-    HttpResponse<String> response =
-        HTTP.send(
-            HttpRequest.newBuilder(URI.create(server.baseUrl() + "/metrics"))
-                .header("Authorization", "Bearer " + admin)
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    return response.body();
+  /** The Prometheus text (GET /metrics is in openapi.json, so it is checked too). */
+  private static String metrics() {
+    return api.get("/metrics", admin).body();
   }
 
   /** Containers, networks and volumes of this test's agent. */
@@ -243,28 +238,5 @@ class WarmPoolIT {
       volumes.forEach(v -> found.add("volume " + v.getName()));
     }
     return found;
-  }
-
-  private static JsonNode call(String method, String path, String body, String... headers)
-      throws Exception {
-    HttpRequest.Builder builder =
-        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-            .timeout(Duration.ofMinutes(3))
-            .header("Authorization", "Bearer " + admin);
-    builder =
-        body == null
-            ? builder.method(method, HttpRequest.BodyPublishers.noBody())
-            : builder
-                .header("Content-Type", "application/json")
-                .method(method, HttpRequest.BodyPublishers.ofString(body));
-    for (int i = 0; i < headers.length; i += 2) {
-      builder.header(headers[i], headers[i + 1]);
-    }
-    HttpResponse<String> response =
-        HTTP.send(builder.build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(response.statusCode())
-        .as(method + " " + path + ": " + response.body())
-        .isBetween(200, 299);
-    return JSON.readTree(response.body());
   }
 }

@@ -14,14 +14,11 @@ import dev.agentsandbox.runs.RunSettings;
 import dev.agentsandbox.server.AgentSandboxServer;
 import dev.agentsandbox.server.RunWiring;
 import dev.agentsandbox.store.Store;
-import dev.agentsandbox.testing.api.ContractCheckedHttpClient;
+import dev.agentsandbox.testing.api.ApiClient;
 import java.io.ByteArrayOutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,12 +44,15 @@ abstract class SessionEndToEndContract {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String BASE = "/api/admin/platform/agent-sandbox";
   static final String IMAGE = "agent-sandbox/clients:dev";
-  private static final HttpClient HTTP = ContractCheckedHttpClient.create();
   private static Path data;
   private static Leftovers leftovers;
   private static Store store;
   private static AgentSandboxServer server;
   private static String admin;
+
+  /** Every admin-API exchange, checked against openapi.json; a step may take minutes. */
+  private static ApiClient api;
+
   private static final List<String> runIds = new ArrayList<>();
 
   /** What a backend left of a run: empty once everything is gone. */
@@ -81,8 +81,9 @@ abstract class SessionEndToEndContract {
                             data.resolve("artifact-spool"))),
                     Optional.empty(),
                     Map.of())));
+    api = new ApiClient(server.baseUrl(), Duration.ofMinutes(5));
     admin = store.tokens().create("it-admin", Scopes.ALL, null).secret();
-    HttpResponse<String> put =
+    ApiClient.Answer put =
         send(
             "PUT",
             BASE,
@@ -95,7 +96,7 @@ abstract class SessionEndToEndContract {
                 + ttlSeconds
                 + ","
                 + " \"resources\": {\"cpus\": 1, \"memory_mb\": 512, \"pids\": 256}}}}");
-    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+    assertThat(put.status()).as(put.body()).isEqualTo(200);
   }
 
   @AfterAll
@@ -113,41 +114,28 @@ abstract class SessionEndToEndContract {
     }
   }
 
-  static HttpResponse<String> send(String method, String path, String body) throws Exception {
-    HttpRequest.Builder b =
-        HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
-            .timeout(Duration.ofMinutes(5))
-            .header("Authorization", "Bearer " + admin);
-    if (body == null) {
-      b.method(method, HttpRequest.BodyPublishers.noBody());
-    } else {
-      b.header("Content-Type", "application/json")
-          .method(method, HttpRequest.BodyPublishers.ofString(body));
-    }
-    return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  /** One admin-API exchange as the admin; {@code body} null sends none. */
+  static ApiClient.Answer send(String method, String path, String body) {
+    return api.send(method, path, admin, body);
   }
 
-  static HttpResponse<String> put(String id, String path, String type, byte[] body)
-      throws Exception {
-    return HTTP.send(
-        HttpRequest.newBuilder(
-                URI.create(server.baseUrl() + BASE + "/runs/" + id + "/files?path=" + path))
-            .header("Authorization", "Bearer " + admin)
+  /** {@code PUT files}: bytes of {@code type}, which ApiClient's JSON {@code put} does not send. */
+  static ApiClient.Answer put(String id, String path, String type, byte[] body) {
+    return api.send(
+        api.builder(BASE + "/runs/" + id + "/files?path=" + path, admin)
             .header("Content-Type", type)
-            .PUT(HttpRequest.BodyPublishers.ofByteArray(body))
-            .build(),
-        HttpResponse.BodyHandlers.ofString());
+            .PUT(HttpRequest.BodyPublishers.ofByteArray(body)));
   }
 
   static JsonNode step(String id, String... command) throws Exception {
-    HttpResponse<String> answer =
+    ApiClient.Answer answer =
         send(
             "POST",
             BASE + "/runs/" + id + "/exec",
             JSON.writeValueAsString(
                 Map.of("command", List.of(command), "cwd", "proj", "timeout_seconds", 900)));
-    assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
-    return JSON.readTree(answer.body());
+    assertThat(answer.status()).as(answer.body()).isEqualTo(200);
+    return answer.json();
   }
 
   static byte[] project() throws Exception {
@@ -176,12 +164,12 @@ abstract class SessionEndToEndContract {
   @Test
   void aSessionOfFiftyStepsBuildsAndTestsAProjectAndItsTimelineReconstructsEveryStep()
       throws Exception {
-    HttpResponse<String> opened =
+    ApiClient.Answer opened =
         send("POST", BASE + "/sessions", "{\"agent\": \"coder\", \"idle_seconds\": 600}");
-    assertThat(opened.statusCode()).as(opened.body()).isEqualTo(201);
-    String id = JSON.readTree(opened.body()).get("run_id").asText();
+    assertThat(opened.status()).as(opened.body()).isEqualTo(201);
+    String id = opened.json().get("run_id").asText();
     runIds.add(id);
-    assertThat(put(id, "proj", "application/x-tar", project()).statusCode()).isEqualTo(200);
+    assertThat(put(id, "proj", "application/x-tar", project()).status()).isEqualTo(200);
 
     List<List<String>> commands = new ArrayList<>();
     List<JsonNode> results = new ArrayList<>();
@@ -205,7 +193,7 @@ abstract class SessionEndToEndContract {
                     "proj/calc.py",
                     "application/octet-stream",
                     "def add(a, b):\n    return a + b\n".getBytes(StandardCharsets.UTF_8))
-                .statusCode())
+                .status())
         .isEqualTo(200);
     run.accept(new String[] {"python3", "-B", "-m", "unittest", "-q"});
     assertThat(results.get(1).get("exit_status").asInt()).as("fixed").isZero();
@@ -231,11 +219,11 @@ abstract class SessionEndToEndContract {
         .as("the refused index")
         .isGreaterThanOrEqualTo(1);
 
-    HttpResponse<String> closed = send("DELETE", BASE + "/runs/" + id, null);
-    assertThat(closed.statusCode()).as(closed.body()).isEqualTo(200);
-    assertThat(JSON.readTree(closed.body()).get("status").asText()).isEqualTo("closed");
+    ApiClient.Answer closed = send("DELETE", BASE + "/runs/" + id, null);
+    assertThat(closed.status()).as(closed.body()).isEqualTo(200);
+    assertThat(closed.json().get("status").asText()).isEqualTo("closed");
 
-    JsonNode timeline = JSON.readTree(send("GET", BASE + "/runs/" + id + "/timeline", null).body());
+    JsonNode timeline = send("GET", BASE + "/runs/" + id + "/timeline", null).json();
     JsonNode steps = timeline.get("steps");
     assertThat(steps).hasSize(50);
     for (int n = 0; n < 50; n++) {
@@ -263,34 +251,30 @@ abstract class SessionEndToEndContract {
 
   @Test
   void aLinkTheWorkloadPlantsIsNeverFollowedByAFileOperation() throws Exception {
-    HttpResponse<String> opened = send("POST", BASE + "/sessions", "{\"agent\": \"coder\"}");
-    assertThat(opened.statusCode()).as(opened.body()).isEqualTo(201);
-    String id = JSON.readTree(opened.body()).get("run_id").asText();
+    ApiClient.Answer opened = send("POST", BASE + "/sessions", "{\"agent\": \"coder\"}");
+    assertThat(opened.status()).as(opened.body()).isEqualTo(201);
+    String id = opened.json().get("run_id").asText();
     runIds.add(id);
     assertThat(
             send(
                     "POST",
                     BASE + "/runs/" + id + "/exec",
                     "{\"command\": [\"ln\", \"-s\", \"/etc\", \"/workspace/up\"]}")
-                .statusCode())
+                .status())
         .isEqualTo(200);
 
-    HttpResponse<String> through =
+    ApiClient.Answer through =
         put(
             id,
             "up/passwd",
             "application/octet-stream",
             "owned\n".getBytes(StandardCharsets.UTF_8));
-    assertThat(through.statusCode()).as(through.body()).isEqualTo(400);
-    assertThat(JSON.readTree(through.body()).get("reason").asText()).isEqualTo("symlink");
+    assertThat(through.status()).as(through.body()).isEqualTo(400);
+    assertThat(through.json().get("reason").asText()).isEqualTo("symlink");
     JsonNode passwd =
-        JSON.readTree(
-            send(
-                    "POST",
-                    BASE + "/runs/" + id + "/exec",
-                    "{\"command\": [\"cat\", \"/etc/passwd\"]}")
-                .body());
+        send("POST", BASE + "/runs/" + id + "/exec", "{\"command\": [\"cat\", \"/etc/passwd\"]}")
+            .json();
     assertThat(passwd.get("stdout").asText()).doesNotContain("owned");
-    assertThat(send("DELETE", BASE + "/runs/" + id, null).statusCode()).isEqualTo(200);
+    assertThat(send("DELETE", BASE + "/runs/" + id, null).status()).isEqualTo(200);
   }
 }
